@@ -1,0 +1,1 @@
+"""The Discord bot and its console front end."""
