@@ -1,0 +1,115 @@
+"""``python -m glossary``: summary, ``parse``, ``lint`` and ``export`` over the source documents.
+
+The JSON printed by ``parse --json`` is a documented, stable format (see README) that other
+tools read, so it is exactly ``Entry.to_dict()`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from glossary.loader import ENV_SOURCES, default_sources, load_corpus
+from glossary.model import Corpus
+
+
+def _paths(args: argparse.Namespace) -> list[Path] | None:
+    given = [*args.paths, *(args.sources or [])]
+    return [Path(p) for p in given] if given else None
+
+
+def _report_errors(corpus: Corpus) -> None:
+    for error in corpus.errors:
+        print(f"error: {error}", file=sys.stderr)
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    corpus = load_corpus(_paths(args))
+    by_source = Counter(e.source for e in corpus.entries)
+    by_kind = Counter(e.kind for e in corpus.entries)
+    print(f"{len(corpus.entries)} entries from {len(corpus.files)} file(s)")
+    for source, count in sorted(by_source.items()):
+        print(f"  {source}: {count}")
+    print("  by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())))
+    stamps = sum(len(e.changes) for e in corpus.entries)
+    print(f"{stamps} dated changes; {len(corpus.anomalies)} anomalies (python -m glossary lint)")
+    _report_errors(corpus)
+    return 1 if corpus.errors else 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    corpus = load_corpus(_paths(args))
+    if args.json:
+        json.dump([e.to_dict() for e in corpus.entries], sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for entry in corpus.entries:
+            dates = ", ".join(f"{c.kind} {c.date}" for c in entry.changes)
+            print(f"{entry.id}  [{entry.location.file}:{entry.location.first_line}]  {dates}")
+    _report_errors(corpus)
+    return 1 if corpus.errors else 0
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    corpus = load_corpus(_paths(args))
+    for anomaly in sorted(corpus.anomalies, key=lambda a: (a.file, a.line)):
+        print(anomaly)
+    _report_errors(corpus)
+    total = len(corpus.anomalies)
+    print(f"{total} anomal{'y' if total == 1 else 'ies'}, {len(corpus.errors)} error(s)", file=sys.stderr)
+    if corpus.errors:
+        return 1
+    return 1 if (args.strict and total) else 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from glossary.export_html import export_html
+
+    corpus = load_corpus(_paths(args))
+    _report_errors(corpus)
+    written = export_html(corpus.entries, Path(args.html))
+    print(f"wrote {len(written)} file(s) to {args.html}")
+    return 1 if corpus.errors else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m glossary",
+        description=f"Parse L5R rule documents. Sources default to ${ENV_SOURCES} or the shipped corpus.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("paths", nargs="*", help="source files or folders (default: configured sources)")
+    common.add_argument("--sources", action="append", metavar="PATH", help="another source file or folder")
+    sub = parser.add_subparsers(dest="command")
+    parse = sub.add_parser("parse", parents=[common], help="print the parsed entries")
+    parse.add_argument("--json", action="store_true", help="a JSON array of entries (stable format)")
+    parse.set_defaults(func=cmd_parse)
+    lint = sub.add_parser("lint", parents=[common], help="list anomalies with file:line")
+    lint.add_argument("--strict", action="store_true", help="exit 1 when any anomaly is found")
+    lint.set_defaults(func=cmd_lint)
+    export = sub.add_parser("export", parents=[common], help="render a static HTML rulebook")
+    export.add_argument("--html", required=True, metavar="OUT_DIR", help="folder to write the site into")
+    export.set_defaults(func=cmd_export)
+    summary = sub.add_parser("summary", parents=[common], help="count what was parsed (the default)")
+    summary.set_defaults(func=cmd_summary)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["summary", *(argv or [])])
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+__all__ = ["main", "build_parser", "default_sources"]

@@ -1,0 +1,126 @@
+"""Corpus-wide linking: cross-reference targets, format overrides, duplicate ids and titles.
+
+Parsers see one file at a time; links between files (a glossary "See Glossary, Look" naming an
+entry on another page, an Obsidian Hand rule amending a glossary topic, a house ruling's
+"Applies to") can only be made once everything is loaded. Links are made by exact
+(normalised) names only: a wrong link in front of a judge is worse than a missing one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+from glossary.model import Anomaly, Corpus, Entry
+
+_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
+_PREFIXES = re.compile(r"^(?:the\s+)?glossary\s*,\s*", re.IGNORECASE)
+_ORDINAL = re.compile(r"^(?:[ivx]+|[a-z])\.\s+", re.IGNORECASE)
+
+
+def normalise(name: str) -> str:
+    """Case-, accent-, quote- and punctuation-insensitive form of a name, for exact matching."""
+    text = unicodedata.normalize("NFKD", name.translate(_QUOTES)).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[\"'.,;:!?()]", " ", text.lower())
+    return " ".join(text.split())
+
+
+def _name_index(entries: list[Entry]) -> dict[str, str]:
+    """Title and alias -> id; a title wins over an alias, and the first source loaded wins a tie."""
+    names: dict[str, str] = {}
+    for entry in entries:
+        names.setdefault(normalise(entry.title), entry.id)
+    for entry in entries:
+        for alias in entry.aliases:
+            names.setdefault(normalise(alias), entry.id)
+    return names
+
+
+def _resolve(text: str, names: dict[str, str], by_source: dict[str, str]) -> str | None:
+    candidates = [text, _PREFIXES.sub("", text)]
+    for candidate in candidates:
+        key = normalise(candidate)
+        if key in by_source:
+            return by_source[key]
+        if key in names:
+            return names[key]
+    return None
+
+
+def _dedupe_ids(corpus: Corpus) -> None:
+    """Two entries with one id would shadow each other in the index: keep both, renamed, and report it."""
+    seen: Counter[str] = Counter()
+    for entry in corpus.entries:
+        seen[entry.id] += 1
+        if seen[entry.id] > 1:
+            original = entry.id
+            entry.id = f"{original}-{seen[original]}"
+            corpus.anomalies.append(
+                Anomaly(
+                    entry.location.file,
+                    entry.location.first_line,
+                    "duplicate-title",
+                    f"'{entry.title}' is defined more than once (also as {original}); this one is {entry.id}",
+                )
+            )
+
+
+def link_corpus(corpus: Corpus) -> None:
+    """Resolve cross-references, link format overrides both ways, and report what points nowhere."""
+    _dedupe_ids(corpus)
+    ids = {e.id for e in corpus.entries}
+    sources = {e.source for e in corpus.entries}
+    names_by_source = {s: _name_index([e for e in corpus.entries if e.source == s]) for s in sources}
+    names_all = _name_index(corpus.entries)
+    glossary_titles = {normalise(e.title): e.id for e in corpus.entries if e.source == "glossary"}
+    by_id = {e.id: e for e in corpus.entries}
+
+    for entry in corpus.entries:
+        for ref in entry.see_also:
+            if ref.target is not None and ref.target not in ids:
+                ref.target = None
+            if ref.target is None:
+                ref.target = _resolve(ref.text, names_all, names_by_source.get(entry.source, {}))
+            if ref.target is None:
+                corpus.anomalies.append(
+                    Anomaly(
+                        entry.location.file,
+                        entry.location.first_line,
+                        "dangling-reference",
+                        f"'{entry.title}' refers to '{ref.text}', which no loaded entry defines",
+                    )
+                )
+
+    for entry in corpus.entries:
+        if entry.source == "glossary":
+            continue
+        targets: list[str] = []
+        if entry.source == "obsidian-hand":
+            # Same topic: an Obsidian Hand rule titled exactly like a glossary term ("Equip", "B. Family Honor").
+            key = normalise(_ORDINAL.sub("", entry.title))
+            if key in glossary_titles and entry.kind in {"section", "ability", "guideline", "cardinal-rule"}:
+                targets.append(glossary_titles[key])
+        if entry.kind in {"update", "ruling"}:
+            # An update-log record or a house ruling that names a glossary entry amends it.
+            targets += [r.target for r in entry.see_also if r.target and by_id[r.target].source == "glossary"]
+        for target in dict.fromkeys(targets):
+            if target not in entry.overrides:
+                entry.overrides.append(target)
+            overridden = by_id[target].overridden_by
+            if entry.id not in overridden:
+                overridden.append(entry.id)
+
+    seen_titles: dict[tuple[str, str, tuple[str, ...]], Entry] = {}
+    for entry in corpus.entries:
+        key = (entry.source, normalise(entry.title), tuple(normalise(s) for s in entry.section))
+        first = seen_titles.setdefault(key, entry)
+        if first is not entry and not entry.id.startswith(first.id + "-"):
+            corpus.anomalies.append(
+                Anomaly(
+                    entry.location.file,
+                    entry.location.first_line,
+                    "duplicate-title",
+                    f"'{entry.title}' also defined at {first.location.file}:{first.location.first_line}",
+                )
+            )

@@ -1,0 +1,145 @@
+"""Find, read and dispatch source files to the right parser, then link the whole corpus.
+
+Reading is strict on purpose: a judge must be able to trust every quote, so a file that is
+empty, binary or not UTF-8 is refused with one line naming the file (and line), instead of
+being half-decoded. One bad file never stops the others from loading.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from glossary.model import Corpus, ParsedDocument, SourceError
+
+log = logging.getLogger(__name__)
+
+SHIPPED_SOURCES = Path(__file__).resolve().parent / "sources"
+SOURCE_SUFFIXES = {".txt", ".md", ".markdown"}
+ENV_SOURCES = "L5R_SOURCES"
+ENV_HOUSE = "L5R_HOUSE_RULINGS"
+
+
+def default_sources() -> list[Path]:
+    """Configured sources: ``L5R_SOURCES`` (os.pathsep-separated) or the shipped corpus, plus house rulings."""
+    configured = os.environ.get(ENV_SOURCES, "").strip()
+    paths = [Path(p) for p in configured.split(os.pathsep) if p.strip()] if configured else [SHIPPED_SOURCES]
+    house = os.environ.get(ENV_HOUSE, "").strip()
+    if house:
+        paths.append(Path(house))
+    return paths
+
+
+def expand(paths: Iterable[Path]) -> tuple[list[Path], list[SourceError]]:
+    """Files named directly, plus the source files inside named folders (sorted; READMEs and dotfiles skipped)."""
+    files: list[Path] = []
+    errors: list[SourceError] = []
+    for path in paths:
+        if path.is_dir():
+            for child in sorted(path.iterdir()):
+                if (
+                    child.is_file()
+                    and child.suffix.lower() in SOURCE_SUFFIXES
+                    and not child.name.startswith(".")
+                    and not child.stem.upper().startswith("README")
+                ):
+                    files.append(child)
+        elif path.is_file():
+            files.append(path)
+        else:
+            errors.append(SourceError(str(path), "no such file or folder"))
+    return files, errors
+
+
+def display_name(path: Path) -> str:
+    """Shipped files are cited by bare name; others by the path the user gave."""
+    try:
+        path.resolve().relative_to(SHIPPED_SOURCES)
+        return path.name
+    except ValueError:
+        return str(path)
+
+
+def read_source(path: Path, name: str | None = None) -> str:
+    """Return the file's text, or raise SourceError for empty, binary or non-UTF-8 files."""
+    name = name or display_name(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise SourceError(name, "empty file")
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise SourceError(name, "binary file (NUL byte), not a text document", line)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SourceError(
+            name,
+            f"not UTF-8 (byte 0x{data[exc.start]:02x}; Windows-1252 curly quotes?); re-save the file as UTF-8",
+            line,
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def detect_kind(text: str, path: Path, name: str) -> str:
+    """Which parser reads this text: decided by content (and the .md suffix for house rulings)."""
+    if path.suffix.lower() in {".md", ".markdown"}:
+        return "house"
+    head = [line.strip() for line in text.split("\n")[:40] if line.strip()]
+    if any("Obsidian Hand Ruleset" in line for line in head[:3]):
+        return "obsidian-hand"
+    if any(line.startswith("[edit]") for line in text.split("\n")) or any(
+        line in ("From Legend of the Five Rings Rules", "Jump to: navigation, search") for line in head
+    ):
+        return "glossary"
+    raise SourceError(
+        name,
+        "unknown kind of document (expected a glossary page with '[edit] Term' entries, "
+        "the Obsidian Hand Ruleset, or a Markdown house-rulings file)",
+        1,
+    )
+
+
+def parse_file(path: Path) -> ParsedDocument:
+    """Read and parse one file; raises SourceError with the file (and line) when it cannot."""
+    name = display_name(path)
+    text = read_source(path, name)
+    kind = detect_kind(text, path, name)
+    if kind == "glossary":
+        from glossary.mediawiki import parse_glossary_page
+
+        return parse_glossary_page(text, name)
+    if kind == "obsidian-hand":
+        from glossary.obsidian import parse_obsidian
+
+        return parse_obsidian(text, name)
+    from glossary.house import parse_house_rulings
+
+    return parse_house_rulings(text, name)
+
+
+def load_corpus(paths: Iterable[Path] | None = None) -> Corpus:
+    """Parse every source (default: the configured ones) into one linked corpus; errors are collected, not raised."""
+    from glossary.linking import link_corpus
+
+    files, errors = expand(default_sources() if paths is None else [Path(p) for p in paths])
+    documents: list[ParsedDocument] = []
+    for path in files:
+        try:
+            documents.append(parse_file(path))
+        except SourceError as exc:
+            errors.append(exc)
+        except Exception as exc:  # a parser bug must not take the other sources down with it
+            log.debug("parser failed on %s", path, exc_info=True)
+            errors.append(SourceError(display_name(path), f"could not be parsed ({type(exc).__name__}: {exc})"))
+    corpus = Corpus(entries=[], errors=errors, files=[d.file for d in documents])
+    for doc in documents:
+        corpus.entries.extend(doc.entries)
+        corpus.anomalies.extend(doc.anomalies)
+    link_corpus(corpus)
+    return corpus

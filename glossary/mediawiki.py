@@ -1,0 +1,346 @@
+"""Parse a text export of an L5R Comprehensive Rules glossary page ("Glossary T") into entries.
+
+The wiki at rules.l5r.com was saved as plain text in two styles: a compact one (title, "From Legend
+of the Five Rings Rules", "Contents |", ``[edit] Term`` headings, one paragraph per line, ``- ``
+bullets, "Back to the Comprehensive Rules") and a browser-copy one ("Jump to: navigation, search",
+a numbered table of contents, blank lines between paragraphs, ``•`` bullets, then "Personal tools",
+"Views", "Navigation"... after the footer). Both give the same entries.
+
+Page rules (documented in the README):
+
+* The page title is the first line of the form ``Glossary <X>`` before the first heading.
+* A heading is a line ``[edit] Term`` (or ``Term [edit]``); it starts an entry that runs to the next
+  heading or to the footer. Each non-empty line is one paragraph, verbatim except that a leading
+  ``•`` bullet is written as ``- `` (the shipped pages' bullet form) so both styles agree.
+* The footer starts at the first footer line after the first heading ("Back to the Comprehensive
+  Rules", "Retrieved from ...", "Personal tools", "Views", "Navigation", "Search", "Toolbox",
+  "This page was last modified ...", "Categories: ..."); everything from there on is page chrome.
+* A page with no title, no headings, or no footer after its entries (a truncated copy) raises
+  :class:`SourceError`; oddities inside a good page become :class:`Anomaly` records instead.
+* A stamp closing a paragraph dates that paragraph. A line holding only stamps dates the whole
+  entry when it is in the entry's leading or trailing run of stamp-only lines; in the middle of an
+  entry it dates the nearest paragraph before it (the stamp follows what it dates).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from glossary.model import (
+    SOURCE_LABELS,
+    Anomaly,
+    Change,
+    CrossRef,
+    Entry,
+    Location,
+    ParsedDocument,
+    SourceError,
+    make_id,
+)
+from glossary.stamps import parse_stamps, strip_stamps
+
+BASE_URL = "http://rules.l5r.com/"
+
+_TITLE_RE = re.compile(r"^Glossary\s+(?P<letter>\S.*)$")
+_HEADING_RES = (re.compile(r"^\[edit\]\s*(?P<title>.*)$"), re.compile(r"^(?P<title>.*?)\s*\[edit\]$"))
+_FOOTER_EXACT = {"Personal tools", "Views", "Navigation", "Search", "Toolbox", "Powered by MediaWiki"}
+_FOOTER_PREFIXES = (
+    "Back to the Comprehensive Rules",
+    "Retrieved from",
+    "This page was last modified",
+    "Categories:",
+    "Category:",
+)
+_CHROME_LINES = {"From Legend of the Five Rings Rules", "Jump to: navigation, search", "Contents |"}
+_TOC_START_RE = re.compile(r"^Contents\b")
+_TOC_ITEM_RE = re.compile(r"^\d+(?:\.\d+)*\.?\s+(?P<title>\S.*)$")
+
+_SEE_RE = re.compile(
+    r"(?<![\w])[Ss]ee\s+(?!also\b)(?P<body>[\"“][^\"”]+[\"”]|[A-Z](?:[^().\[\];\n]|\.(?!\s|$)|\([^()\n]*\))*)"
+)
+_REF_PURPOSE_RE = re.compile(
+    r"\s+for\s+(?:comparisons?|details|examples?|more\b|further\b).*$", re.IGNORECASE
+)
+_REF_SPLIT_RE = re.compile(r",?\s+and\s+(?=Glossary,)")
+_QUOTE = '"“”'
+_Q = r"[\"“]"
+_QE = r"[\"”]"
+_EQUIVALENT_RE = re.compile(
+    rf"\b(?:Equivalent to|[Ss]ame as|also (?:called|known as))\s+{_Q}(?P<alias>[^\"“”]+?)[.,]?{_QE}"
+)
+_SHORT_FOR_RE = re.compile(
+    rf"{_Q}(?P<alias>[^\"“”]+?){_QE}\s+is\s+(?:an?\s+|the\s+)?short(?:hand)?(?:\s+term|\s+form)?\s+for\s+"
+    rf"(?:the\s+)?(?P<full>[^.,;]+)"
+)
+_SAME_MEANING_RE = re.compile(
+    rf"{_Q}(?P<a>[^\"“”]+?)[.,]?{_QE}\s+and\s+{_Q}(?P<b>[^\"“”]+?)[.,]?{_QE}\s+"
+    r"(?:mean the same|are equivalent|are synonym)"
+)
+_GLUED_SUFFIX_RE = re.compile(r"(?P<stem>\w+)\((?P<suffix>\w+)\)")
+_QUALIFIER_RE = re.compile(r"^(?P<base>[^()]+?)\s+\((?P<qualifier>[^()]+)\)$")
+
+
+@dataclass(frozen=True)
+class _Line:
+    number: int  # 1-based
+    text: str  # stripped
+
+
+def _lines(text: str) -> list[_Line]:
+    """Numbered, stripped lines; numbering follows "\\n" so it matches editors and grep."""
+    text = text.removeprefix("\ufeff")
+    return [_Line(i, raw.strip()) for i, raw in enumerate(text.split("\n"), start=1)]
+
+
+def _heading_title(line: str) -> str | None:
+    for pattern in _HEADING_RES:
+        match = pattern.match(line)
+        if match:
+            return match.group("title").strip()
+    return None
+
+
+def _is_footer(line: str) -> bool:
+    return line in _FOOTER_EXACT or line.startswith(_FOOTER_PREFIXES)
+
+
+def anchor(title: str) -> str:
+    """MediaWiki's (legacy) section anchor: spaces -> "_", then percent-encoding with "%" -> "."."""
+    return quote(title.replace(" ", "_"), safe=":", errors="replace").replace("%", ".")
+
+
+def page_url(page_title: str) -> str:
+    return BASE_URL + quote(page_title.replace(" ", "_"), safe=":/", errors="replace")
+
+
+def find_cross_refs(paragraphs: list[str]) -> list[CrossRef]:
+    """References written as "See X" / "(see X)" / 'See "x."', deduplicated in order; targets left None."""
+    found: list[str] = []
+    for paragraph in paragraphs:
+        for match in _SEE_RE.finditer(paragraph):
+            body = match.group("body")
+            if body[0] in _QUOTE:
+                names = [body.strip(_QUOTE)]
+            else:
+                body = _REF_PURPOSE_RE.sub("", body)
+                names = _REF_SPLIT_RE.split(body)
+            for name in names:
+                name = name.strip().removeprefix("Glossary,").strip().rstrip(".,:").strip()
+                if name and name not in found:
+                    found.append(name)
+    return [CrossRef(text=name) for name in found]
+
+
+def derive_aliases(title: str, paragraphs: list[str]) -> list[str]:
+    """Other lower-case names for an entry, from the title's own shape and from definitional phrases."""
+    names: list[str] = []
+    if "/" in title:  # "Raise/rise"
+        names.extend(part for part in title.split("/"))
+    if _GLUED_SUFFIX_RE.search(title):  # "Redirect(ion)"
+        names.append(_GLUED_SUFFIX_RE.sub(r"\g<stem>", title))
+        names.append(_GLUED_SUFFIX_RE.sub(r"\g<stem>\g<suffix>", title))
+    qualified = _QUALIFIER_RE.match(title)
+    if qualified:  # "Result (of a duel)"
+        names.append(qualified.group("base"))
+        names.append(f"{qualified.group('base')} {qualified.group('qualifier')}")
+    if "-" in title:  # "Face-down"
+        names.append(title.replace("-", " "))
+        if " " not in title:
+            names.append(title.replace("-", ""))
+    for paragraph in paragraphs:
+        names.extend(m.group("alias") for m in _EQUIVALENT_RE.finditer(paragraph))
+        for match in _SHORT_FOR_RE.finditer(paragraph):
+            if match.group("full").strip().lower() == title.lower():
+                names.append(match.group("alias"))
+        for match in _SAME_MEANING_RE.finditer(paragraph):
+            names.extend((match.group("a"), match.group("b")))
+    aliases: list[str] = []
+    own = title.lower()
+    for name in names:
+        alias = " ".join(name.lower().split()).strip(" .,;:")
+        if alias and alias != own and alias not in aliases:
+            aliases.append(alias)
+    return aliases
+
+
+def _table_of_contents(header: list[_Line]) -> list[str]:
+    """Titles listed in a numbered "Contents" block of the header (browser-copy style); may be empty."""
+    titles: list[str] = []
+    in_toc = False
+    for line in header:
+        if _TOC_START_RE.match(line.text):
+            in_toc = True
+        elif in_toc and line.text:
+            item = _TOC_ITEM_RE.match(line.text)
+            if item:
+                titles.append(item.group("title").strip())
+            elif titles:
+                break
+    return titles
+
+
+def looks_like_glossary_page(text: str) -> bool:
+    """Cheap check for a loader choosing a parser: a "Glossary X" title line and at least one heading."""
+    lines = [line.text for line in _lines(text)]
+    return any(_TITLE_RE.match(t) for t in lines) and any(_heading_title(t) is not None for t in lines)
+
+
+def parse_glossary_file(
+    path: Path, *, name: str | None = None, today: datetime.date | None = None
+) -> ParsedDocument:
+    """Read and parse one page; unreadable or non-UTF-8 files become a SourceError naming the file."""
+    file = name or path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(file, f"not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise SourceError(file, f"cannot read: {error.strerror or error}") from None
+    return parse_glossary_page(text, file, today=today)
+
+
+def parse_glossary_page(text: str, file: str, *, today: datetime.date | None = None) -> ParsedDocument:
+    """Entries of one glossary page; raises SourceError when the text is not a complete glossary page."""
+    lines = _lines(text)
+    if not any(line.text for line in lines):
+        raise SourceError(file, "empty file: expected a 'Glossary <letter>' page")
+    headings = [i for i, line in enumerate(lines) if _heading_title(line.text) is not None]
+    first = headings[0] if headings else len(lines)
+    title_line = next((line for line in lines[:first] if _TITLE_RE.match(line.text)), None)
+    if title_line is None:
+        raise SourceError(
+            file, "not a glossary page: no 'Glossary <letter>' title line before the entries", 1
+        )
+    if not headings:
+        raise SourceError(file, "not a glossary page: no '[edit] Term' entries", title_line.number)
+    footer = next((i for i in range(first, len(lines)) if _is_footer(lines[i].text)), None)
+    if footer is None:
+        last = next(line.number for line in reversed(lines) if line.text)
+        raise SourceError(
+            file, "truncated page: no footer ('Back to the Comprehensive Rules') after the last entry", last
+        )
+
+    page_title = title_line.text
+    document = f"{SOURCE_LABELS['glossary']} — {page_title}"
+    url = page_url(page_title)
+    anomalies: list[Anomaly] = []
+    entries: list[Entry] = []
+    starts = [i for i in headings if i < footer]
+    for i in (i for i in headings if i > footer):
+        anomalies.append(
+            Anomaly(file, lines[i].number, "content-after-footer", "heading after the page footer ignored")
+        )
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else footer
+        entry = _entry(lines[start], lines[start + 1 : end], file, page_title, url, today, anomalies)
+        if entry is not None:
+            entries.append(entry)
+    _check_ids(entries, file, anomalies)
+    _check_toc(_table_of_contents(lines[:first]), entries, file, title_line.number, anomalies)
+    return ParsedDocument(
+        file=file, source="glossary", document=document, entries=entries, anomalies=anomalies
+    )
+
+
+def _entry(
+    heading: _Line,
+    body: list[_Line],
+    file: str,
+    page_title: str,
+    url: str,
+    today: datetime.date | None,
+    anomalies: list[Anomaly],
+) -> Entry | None:
+    title = _heading_title(heading.text) or ""
+    if not title:
+        anomalies.append(Anomaly(file, heading.number, "empty-heading", "'[edit]' heading without a term"))
+        return None
+    kept = [line for line in body if line.text and line.text not in _CHROME_LINES and line.text != page_title]
+    paragraphs = [line.text for line in kept]
+    if not paragraphs:
+        anomalies.append(Anomaly(file, heading.number, "empty-entry", f"entry {title!r} has no text"))
+    changes = _changes(paragraphs, kept, file, today, anomalies)
+    return Entry(
+        id=make_id("glossary", title),
+        source="glossary",
+        document=f"{SOURCE_LABELS['glossary']} — {page_title}",
+        kind="term",
+        title=title,
+        section=[page_title],
+        paragraphs=paragraphs,
+        location=Location(file, heading.number, kept[-1].number if kept else heading.number),
+        aliases=derive_aliases(title, paragraphs),
+        changes=changes,
+        see_also=find_cross_refs(paragraphs),
+        url=f"{url}#{anchor(title)}",
+    )
+
+
+def _changes(
+    paragraphs: list[str],
+    lines: list[_Line],
+    file: str,
+    today: datetime.date | None,
+    anomalies: list[Anomaly],
+) -> list[Change]:
+    """Changes of one entry, each pointed at the paragraph it dates (None: the whole entry)."""
+    lone = [not strip_stamps(p).strip(" .,;") for p in paragraphs]
+    leading = next((i for i, is_lone in enumerate(lone) if not is_lone), len(lone))
+    trailing = next((i + 1 for i in reversed(range(len(lone))) if not lone[i]), 0)
+    changes: list[Change] = []
+    for index, (paragraph, line) in enumerate(zip(paragraphs, lines, strict=True)):
+        stamps, unparsed = parse_stamps(paragraph, today=today)
+        for bad in unparsed:
+            anomalies.append(
+                Anomaly(file, line.number, "unparsed-stamp", f"unparsed stamp {bad.raw!r}: {bad.reason}")
+            )
+        if not stamps:
+            continue
+        if not lone[index]:
+            target: int | None = index
+        elif index < leading or index >= trailing:
+            target = None
+        else:
+            target = max(i for i in range(index) if not lone[i])
+        seen: set[tuple[str, str]] = set()
+        for stamp in stamps:
+            changes.append(stamp.to_change(paragraph=target, line=line.number))
+            for kind, message in stamp.anomalies:
+                if (kind, message) not in seen:
+                    seen.add((kind, message))
+                    anomalies.append(Anomaly(file, line.number, kind, message))
+    return changes
+
+
+def _check_ids(entries: list[Entry], file: str, anomalies: list[Anomaly]) -> None:
+    """Two headings with the same slug would collide in the index: keep both, suffix the later ids."""
+    seen: dict[str, int] = {}
+    for entry in entries:
+        base = entry.id
+        if base in seen:
+            seen[base] += 1
+            entry.id = f"{base}-{seen[base]}"
+            anomalies.append(
+                Anomaly(
+                    file, entry.location.first_line, "duplicate-id", f"{base} repeated; renamed {entry.id}"
+                )
+            )
+        else:
+            seen[base] = 1
+
+
+def _check_toc(toc: list[str], entries: list[Entry], file: str, line: int, anomalies: list[Anomaly]) -> None:
+    """A table of contents that disagrees with the headings hints at a damaged copy."""
+    if not toc:
+        return
+    titles = [entry.title for entry in entries]
+    for missing in (t for t in toc if t not in titles):
+        anomalies.append(Anomaly(file, line, "toc-mismatch", f"contents lists {missing!r} but no such entry"))
+    for extra in (e for e in entries if e.title not in toc):
+        anomalies.append(
+            Anomaly(file, extra.location.first_line, "toc-mismatch", f"entry {extra.title!r} not in contents")
+        )

@@ -1,0 +1,689 @@
+"""Parser for "The Obsidian Hand Ruleset", a community tournament format document.
+
+The document is plain text with a few fixed parts, each recognised by its own marker line:
+an update log ("Updates", then ``[MM/DD/YYYY]`` blocks, not in date order), "Initial Guidelines"
+(topics headed ``Topic:``), "Banned Cards" (``*** Category ***`` lines, one card per line), and
+numbered parts ``I. CARDINAL RULES`` / ``II. THE PLAYER – A. Clan Alignment`` whose text holds
+untitled sub-headings, cardinal rules and ``** Group **`` lists of player abilities.
+
+Every paragraph is a source line kept exactly as written (bullets and indentation included),
+because the bot quotes it verbatim. After parsing, each update record is linked to the entries it
+changed (fuzzy name matching with rapidfuzz, since the log names things slightly differently from
+the body) and those entries get a dated ``Change`` pointing back at the update.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from rapidfuzz import fuzz, process, utils
+
+from glossary.model import (
+    Anomaly,
+    Change,
+    ChangeKind,
+    CrossRef,
+    Entry,
+    EntryKind,
+    Location,
+    ParsedDocument,
+    SourceError,
+    make_id,
+)
+
+SOURCE = "obsidian-hand"
+DOCUMENT = "The Obsidian Hand Ruleset"
+
+# Part markers (whole stripped lines). These are the format's fixed part names, not topic titles.
+_UPDATES = re.compile(r"^updates$", re.IGNORECASE)
+_GUIDELINES = re.compile(r"^initial guidelines$", re.IGNORECASE)
+_BANNED = re.compile(r"^banned cards$", re.IGNORECASE)
+# "II. THE PLAYER – A. Clan Alignment" (en dash or hyphen) or "I. CARDINAL RULES".
+_ROMAN = re.compile(
+    r"^(?P<num>[IVXLC]+)\.\s+(?P<name>[A-Z][A-Z0-9 ,’'&/-]*?)"
+    r"(?:\s+[–-]\s+(?P<letter>[A-Z])\.\s+(?P<sub>\S.*?))?\s*$"
+)
+_UPDATE_STAMP = re.compile(r"^\[(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})\]$")
+_BRACKETED = re.compile(r"^\[[^\]]*\]?$")
+_CATEGORY = re.compile(r"^\*{3}\s*(?P<name>[^*]+?)\s*\*{3}$")
+_GROUP = re.compile(r"^\*{2}\s*(?P<name>[^*]+?)\s*\*{2}$")
+_CARDINAL = re.compile(r"^Cardinal Rule\s+(?P<num>\d+)\s*:\s*(?P<title>\S.*?)\s*$", re.IGNORECASE)
+_STUB = re.compile(r"^\*\s*see\s+(?P<target>\S.*?)\s*\.?$", re.IGNORECASE)
+_LETTERED = re.compile(r"^(?P<letter>[A-Z])\.\s+(?P<rest>\S.*)$")
+_SEE = re.compile(r"\b[Ss]ee\s+((?:[A-Z][\w’']*)(?:\s+(?:(?:of|and|the)\s+)?[A-Z][\w’']*)*)")
+_BULLETS = ("•", "–", "-", "*", "·", "—")
+_EXAMPLE = re.compile(r"^(?:example\b|i\.?\s*e\b|e\.?\s*g\b)", re.IGNORECASE)
+_TERMINAL = ".:;,!?"
+_SENTENCE_END = tuple('.!?:)”"')
+_BANNED_WORD = re.compile(r"\bbanned\b", re.IGNORECASE)
+_ADDED_WORD = re.compile(r"\badded\b", re.IGNORECASE)
+_ABILITY_WORD = re.compile(r"\babilit(?:y|ies)\b", re.IGNORECASE)
+# "Ninjitsu, Enlightened, & Lobby – added Performing ..." : subjects before a spaced dash.
+_SUBJECTS = re.compile(r"^(?P<subjects>[^–—]+?)\s+[–—-]\s+\S")
+_SUBJECT_SPLIT = re.compile(r"\s*(?:,|&|\band\b)\s*")
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
+
+NAME_CUTOFF = 85  # rapidfuzz ratio for a subject named in the update log vs an entry title
+MENTION_CUTOFF = 90  # rapidfuzz partial_ratio for a title mentioned inside an update sentence
+
+
+@dataclass
+class _Line:
+    no: int  # 1-based source line number
+    text: str  # exactly as written (without the line break)
+
+    @property
+    def bare(self) -> str:
+        return self.text.strip()
+
+
+@dataclass
+class _Part:
+    kind: str  # "updates" | "guidelines" | "banned" | "numbered"
+    head: _Line
+    body: list[_Line] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small line classifiers (public ones are tested directly)
+
+
+def _ends_terminal(text: str) -> bool:
+    return bool(text) and text[-1] in _TERMINAL
+
+
+def _heading_shape(text: str) -> bool:
+    """A line that could be a heading on its own: short, capitalised, no colon, no final punctuation."""
+    bare = text.strip()
+    if not bare or len(bare) > 60 or len(bare.split()) > 6:
+        return False
+    if bare.startswith(_BULLETS) or bare.startswith("[") or _EXAMPLE.match(bare):
+        return False
+    if ":" in bare or _ends_terminal(bare):
+        return False
+    return bare[0].isupper()
+
+
+def is_heading(line: str, next_line: str | None) -> bool:
+    """True for a sub-heading: heading-shaped and followed by body text (not by another heading).
+
+    The ruleset marks its sub-headings only by shape ("Deck Restrictions", "B. Province Strength"),
+    so this is how they are told apart from list items, example lines and ordinary paragraphs.
+    """
+    if not _heading_shape(line) or next_line is None or not next_line.strip():
+        return False
+    nxt = next_line.strip()
+    if _ROMAN.match(nxt) or _GROUP.match(nxt) or _CATEGORY.match(nxt):
+        return False
+    return not _heading_shape(nxt)
+
+
+def is_topic_heading(line: str) -> bool:
+    """An "Initial Guidelines" topic line: a short phrase ending with a colon ("Deck Construction:")."""
+    bare = line.strip()
+    if not bare.endswith(":") or bare.startswith(_BULLETS) or _EXAMPLE.match(bare):
+        return False
+    phrase = bare[:-1].strip()
+    if not phrase or not phrase[0].isupper() or any(c in phrase for c in ".:;!?"):
+        return False
+    return len(phrase.split()) <= 6
+
+
+def _is_ability_name(text: str) -> bool:
+    """An ability's name line: a short capitalised phrase; ability text always has a colon."""
+    bare = text.strip()
+    if not bare or len(bare.split()) > 5 or ":" in bare or _ends_terminal(bare):
+        return False
+    return not bare.startswith(_BULLETS) and not bare.startswith("[") and bare[0].isupper()
+
+
+def _short_note(text: str) -> str:
+    """The first sentence of an update line, verbatim (the whole line if it is one sentence)."""
+    bare = text.strip()
+    m = re.search(r"[.!?](?=\s+[A-Z])", bare)
+    return bare[: m.end()] if m else bare
+
+
+def _core_title(title: str) -> str:
+    """A title without its letter prefix ("B. Province Strength" -> "Province Strength")."""
+    m = _LETTERED.match(title)
+    return m.group("rest") if m else title
+
+
+def _aliases(*names: str) -> list[str]:
+    """Lower-case lookup names, plus a plain-apostrophe form so "koan's robes" finds "Koan’s Robes"."""
+    out: list[str] = []
+    for name in names:
+        for form in (name.lower(), name.lower().replace("’", "'")):
+            if form and form not in out:
+                out.append(form)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class _Builder:
+    """Collects entries and anomalies for one file, keeping ids unique."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.entries: list[Entry] = []
+        self.anomalies: list[Anomaly] = []
+        self.stubs: dict[str, str] = {}  # stub entry id -> referenced text ("Enlightened Open")
+        self.update_items: dict[str, list[_Line]] = {}  # update id -> its item lines (before "Old")
+        self._ids: set[str] = set()
+
+    def anomaly(self, line: int, kind: str, message: str) -> None:
+        self.anomalies.append(Anomaly(self.file, line, kind, message))
+
+    def add(
+        self,
+        *,
+        key: tuple[str, ...],
+        kind: EntryKind,
+        title: str,
+        section: list[str],
+        head: _Line,
+        body: list[_Line],
+        aliases: list[str] | None = None,
+        group: str | None = None,
+    ) -> Entry:
+        entry_id = make_id(SOURCE, *key)
+        if entry_id in self._ids:
+            n = 2
+            while f"{entry_id}-{n}" in self._ids:
+                n += 1
+            self.anomaly(head.no, "duplicate-id", f"{entry_id} already used; this one is {entry_id}-{n}")
+            entry_id = f"{entry_id}-{n}"
+        self._ids.add(entry_id)
+        last = body[-1].no if body else head.no
+        entry = Entry(
+            id=entry_id,
+            source=SOURCE,
+            document=DOCUMENT,
+            kind=kind,
+            title=title,
+            section=section,
+            paragraphs=[ln.text for ln in body],
+            location=Location(self.file, head.no, last),
+            aliases=aliases or [],
+            group=group,
+        )
+        self.entries.append(entry)
+        return entry
+
+
+def _split_parts(lines: list[_Line], b: _Builder) -> list[_Part]:
+    parts: list[_Part] = []
+    for ln in lines:
+        bare = ln.bare
+        kind = None
+        if _UPDATES.match(bare):
+            kind = "updates"
+        elif _GUIDELINES.match(bare):
+            kind = "guidelines"
+        elif _BANNED.match(bare):
+            kind = "banned"
+        elif _ROMAN.match(bare):
+            kind = "numbered"
+        if kind:
+            parts.append(_Part(kind, ln))
+        elif parts:
+            parts[-1].body.append(ln)
+        else:
+            b.anomaly(ln.no, "unparsed-line", f"text before the first part: {bare[:60]!r}")
+    return parts
+
+
+# --- update log -------------------------------------------------------------------------------
+
+
+def _parse_updates(part: _Part, b: _Builder) -> None:
+    blocks: list[tuple[_Line, re.Match[str], list[_Line]]] = []
+    for ln in part.body:
+        m = _UPDATE_STAMP.match(ln.bare)
+        if m:
+            blocks.append((ln, m, []))
+        elif blocks:
+            if _BRACKETED.match(ln.bare):
+                b.anomaly(ln.no, "unparsed-stamp", f"update date not in [MM/DD/YYYY] form: {ln.bare!r}")
+            blocks[-1][2].append(ln)
+        else:
+            b.anomaly(
+                ln.no, "unparsed-line", f"update log text before the first [MM/DD/YYYY]: {ln.bare[:60]!r}"
+            )
+    for head, m, body in blocks:
+        month, day, year = int(m["m"]), int(m["d"]), int(m["y"])
+        iso = f"{year:04d}-{month:02d}-{day:02d}"
+        anomaly = None
+        try:
+            date(year, month, day)
+        except ValueError as exc:
+            anomaly = f"impossible date {head.bare}: {exc}"
+            b.anomaly(head.no, "impossible-date", anomaly)
+        raw = head.bare
+        labels = [i for i, ln in enumerate(body) if ln.bare in ("Old", "New")]
+        items = body[: labels[0]] if labels else body
+        old = new = None
+        for i in labels:
+            end = next((j for j in labels if j > i), len(body))
+            wording = "\n".join(ln.text for ln in body[i + 1 : end]) or None
+            if body[i].bare == "Old":
+                old = wording
+            else:
+                new = wording
+        first = items[0].bare if items else ""
+        kind: ChangeKind = "added" if _ADDED_WORD.search(first) and _BANNED_WORD.search(first) else "changed"
+        entry = b.add(
+            key=("update", iso),
+            kind="update",
+            title=f"Update {raw.strip('[]')}",
+            section=["Updates"],
+            head=head,
+            body=body,
+            aliases=_aliases(f"update {raw.strip('[]')}", iso),
+        )
+        entry.old_wording, entry.new_wording = old, new
+        entry.changes.append(
+            Change(
+                kind=kind,
+                date=iso,
+                raw=raw,
+                note=_short_note(first) if first else None,
+                line=head.no,
+                anomaly=anomaly,
+                update_id=entry.id,
+            )
+        )
+        b.update_items[entry.id] = items
+        if not body:
+            b.anomaly(head.no, "empty-update", f"update {raw} has no text")
+
+
+# --- initial guidelines -----------------------------------------------------------------------
+
+
+def _parse_guidelines(part: _Part, b: _Builder) -> None:
+    intro: list[_Line] = []
+    topics: list[tuple[_Line, list[_Line]]] = []
+    for ln in part.body:
+        # The first line is the part's own introduction even when it ends with a colon.
+        if is_topic_heading(ln.text) and (intro or topics):
+            topics.append((ln, []))
+        elif topics:
+            topics[-1][1].append(ln)
+        else:
+            intro.append(ln)
+    b.add(
+        key=("initial-guidelines",),
+        kind="guideline",
+        title=part.head.bare,
+        section=[part.head.bare],
+        head=part.head,
+        body=intro,
+        aliases=_aliases(part.head.bare),
+    )
+    for head, body in topics:
+        title = head.bare[:-1].strip()
+        b.add(
+            key=("guideline", title),
+            kind="guideline",
+            title=title,
+            section=[part.head.bare],
+            head=head,
+            body=body,
+            aliases=_aliases(title),
+        )
+
+
+# --- banned list ------------------------------------------------------------------------------
+
+
+def _parse_banned(part: _Part, b: _Builder) -> None:
+    name = part.head.bare
+    intro: list[_Line] = []
+    category: str | None = None
+    for ln in part.body:
+        m = _CATEGORY.match(ln.bare)
+        if m:
+            category = m["name"].strip()
+        elif category is None:
+            intro.append(ln)
+        else:
+            b.add(
+                key=("banned", ln.bare),
+                kind="banned",
+                title=ln.bare,
+                section=[name, category],
+                head=ln,
+                body=[ln],
+                aliases=_aliases(ln.bare),
+                group=category,
+            )
+    section = b.add(
+        key=(name,),
+        kind="section",
+        title=name,
+        section=[name],
+        head=part.head,
+        body=intro,
+        aliases=_aliases(name),
+    )
+    # Keep document order: the section entry before its cards.
+    b.entries.remove(section)
+    first_card = next(
+        (i for i, e in enumerate(b.entries) if e.kind == "banned" and e.section[:1] == [name]), None
+    )
+    b.entries.insert(first_card if first_card is not None else len(b.entries), section)
+
+
+# --- numbered parts ---------------------------------------------------------------------------
+
+
+def _parse_numbered(part: _Part, b: _Builder) -> None:
+    m = _ROMAN.match(part.head.bare)
+    assert m is not None  # _split_parts only makes numbered parts from matching lines
+    num, name = m["num"], m["name"].strip()
+    top = f"{num}. {name}"
+    if m["letter"]:
+        title = f"{m['letter']}. {m['sub'].strip()}"
+        path = [top, title]
+        key: tuple[str, ...] = (num, m["letter"], m["sub"])
+        aliases = [*_aliases(m["sub"].strip()), f"{num}.{m['letter']}"]
+    else:
+        title, path, key = top, [top], (num, name)
+        aliases = _aliases(name)
+    body = part.body
+    # Where the section's own introduction stops: the first structured line.
+    texts = [ln.text for ln in body]
+    stop = len(body)
+    for i, ln in enumerate(body):
+        nxt = texts[i + 1] if i + 1 < len(body) else None
+        if _CARDINAL.match(ln.bare) or _GROUP.match(ln.bare) or is_heading(ln.text, nxt):
+            stop = i
+            break
+    b.add(
+        key=key, kind="section", title=title, section=path, head=part.head, body=body[:stop], aliases=aliases
+    )
+    rest = body[stop:]
+    if any(_GROUP.match(ln.bare) for ln in rest):
+        _parse_abilities(rest, path, b)
+        return
+    slug = "-".join(key[:2])
+    current: tuple[str, EntryKind, list[str], _Line, list[str], tuple[str, ...]] | None = None
+    collected: list[_Line] = []
+    plain_parent: str | None = None
+
+    def flush() -> None:
+        if current is not None:
+            c_title, c_kind, c_section, c_head, c_aliases, c_key = current
+            b.add(
+                key=c_key,
+                kind=c_kind,
+                title=c_title,
+                section=c_section,
+                head=c_head,
+                body=collected,
+                aliases=c_aliases,
+            )
+
+    for i, ln in enumerate(rest):
+        nxt = rest[i + 1].text if i + 1 < len(rest) else None
+        cm = _CARDINAL.match(ln.bare)
+        if cm:
+            flush()
+            n, rule = cm["num"], cm["title"]
+            current = (
+                ln.bare,
+                "cardinal-rule",
+                path,
+                ln,
+                _aliases(f"cardinal rule {n}", rule, rule.replace(".", "")),
+                ("cardinal-rule", n),
+            )
+            collected = []
+        elif is_heading(ln.text, nxt):
+            flush()
+            heading = ln.bare
+            lettered = _LETTERED.match(heading)
+            if lettered and plain_parent is not None:
+                parents = [plain_parent]
+            else:
+                parents = []
+                plain_parent = None if lettered else heading
+            current = (
+                heading,
+                "section",
+                [*path, *parents, heading],
+                ln,
+                _aliases(_core_title(heading)),
+                (slug, *parents, heading),
+            )
+            collected = []
+        elif current is None:
+            b.anomaly(ln.no, "unparsed-line", f"text outside any entry: {ln.bare[:60]!r}")
+        else:
+            collected.append(ln)
+    flush()
+
+
+def _parse_abilities(lines: list[_Line], path: list[str], b: _Builder) -> None:
+    """``** Group **`` lists: a name line, then its text lines and ``*`` footnotes."""
+    found: list[tuple[str, _Line, list[_Line]]] = []
+    group: str | None = None
+    for ln in lines:
+        gm = _GROUP.match(ln.bare)
+        if gm:
+            group = gm["name"].strip()
+        elif group is None:
+            b.anomaly(ln.no, "unparsed-line", f"text before the first ability group: {ln.bare[:60]!r}")
+        elif _is_ability_name(ln.text):
+            found.append((group, ln, []))
+        elif found and found[-1][0] == group:
+            found[-1][2].append(ln)
+        else:
+            b.anomaly(ln.no, "unparsed-line", f"ability text without a name: {ln.bare[:60]!r}")
+    counts: dict[str, int] = {}
+    for _, head, _ in found:
+        counts[head.bare.lower()] = counts.get(head.bare.lower(), 0) + 1
+    for grp, head, body in found:
+        name = head.bare
+        repeated = counts[name.lower()] > 1
+        key = ("ability", name, grp) if repeated else ("ability", name)
+        aliases = _aliases(name, f"{name} {grp}") if repeated else _aliases(name)
+        entry = b.add(
+            key=key,
+            kind="ability",
+            title=name,
+            section=[*path, grp],
+            head=head,
+            body=body,
+            aliases=aliases,
+            group=grp,
+        )
+        stubs = [_STUB.match(ln.bare) for ln in body]
+        if body and all(stubs):
+            b.stubs[entry.id] = stubs[0]["target"] if stubs[0] else ""
+        if not body:
+            b.anomaly(head.no, "empty-ability", f"ability {name!r} has no text")
+
+
+# --- linking ----------------------------------------------------------------------------------
+
+
+def _resolve_references(b: _Builder) -> None:
+    """ "* see Enlightened Open" stubs and "(See Player Abilities and Traits)" mentions -> entry ids."""
+    keys: dict[str, str] = {}
+    for e in b.entries:
+        if e.kind in ("section", "ability", "guideline", "cardinal-rule") and e.id not in b.stubs:
+            keys.setdefault(_core_title(e.title), e.id)
+            if e.group:
+                keys.setdefault(f"{e.title} {e.group}", e.id)
+    choices = list(keys)
+    for e in b.entries:
+        if e.kind == "update":
+            continue
+        seen: set[str] = set()
+        for para in e.paragraphs:
+            for m in _SEE.finditer(para):
+                text = m.group(1)
+                if text in seen:
+                    continue
+                seen.add(text)
+                best = process.extractOne(
+                    text, choices, scorer=fuzz.ratio, processor=utils.default_process, score_cutoff=90
+                )
+                target = keys[best[0]] if best else None
+                if target == e.id:
+                    continue
+                e.see_also.append(CrossRef(text=text, target=target))
+                if target is None and e.id in b.stubs:
+                    b.anomaly(
+                        e.location.first_line,
+                        "dangling-reference",
+                        f"{e.title}: 'see {text}' names no ability in this document",
+                    )
+
+
+def _topic(text: str) -> str | None:
+    """The most repeated capitalised word in a text, singular ("Terrains" -> "Terrain"): what it is about."""
+    counts: dict[str, int] = {}
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        for m in _CAPITALISED.finditer(sentence):
+            word = m.group(1)
+            stem = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+            counts[stem] = counts.get(stem, 0) + 1
+    if not counts:
+        return None
+    best = max(counts.items(), key=lambda kv: kv[1])
+    return best[0]
+
+
+def _link_updates(b: _Builder) -> None:
+    """Link each update record to the entries it changed and stamp those entries with the change."""
+    by_id = {e.id: e for e in b.entries}
+    named = [e for e in b.entries if e.kind != "update" and e.id not in b.stubs and e.title]
+    for update in [e for e in b.entries if e.kind == "update"]:
+        stamp = update.changes[0]
+        items = b.update_items.get(update.id, [])
+        links: list[tuple[str, _Line]] = []
+        for item in items:
+            for target in _targets_of(item.bare, named):
+                links.append((target, item))
+        if update.new_wording:
+            wording = update.new_wording.strip()
+            for e in named:
+                if items and any(wording in p for p in e.paragraphs):
+                    links.append((e.id, items[0]))
+        done: set[tuple[str, int]] = set()
+        for target, item in links:
+            if (target, item.no) in done or target == update.id:
+                continue
+            done.add((target, item.no))
+            entry = by_id[target]
+            if all(ref.target != target for ref in update.see_also):
+                text = f"{entry.title} ({entry.group})" if entry.kind == "ability" else entry.title
+                update.see_also.append(CrossRef(text=text, target=target))
+            kind: ChangeKind = "added" if entry.kind == "banned" and stamp.kind == "added" else "changed"
+            entry.changes.append(
+                Change(
+                    kind=kind,
+                    date=stamp.date,
+                    raw=stamp.raw,
+                    note=_short_note(item.bare),
+                    line=stamp.line,
+                    anomaly=stamp.anomaly,
+                    update_id=update.id,
+                )
+            )
+        if not links:
+            topic = _topic(" ".join(ln.bare for ln in items))
+            if topic:
+                update.see_also.append(CrossRef(text=topic, target=None))
+
+
+def _targets_of(line: str, named: list[Entry]) -> list[str]:
+    """Entry ids an update line is about, by rapidfuzz matching of the names it mentions."""
+    banned = bool(_BANNED_WORD.search(line))
+    subjects = _SUBJECTS.match(line)
+    if subjects and not banned:
+        pool = [e for e in named if e.kind != "banned"]
+        titles = [_core_title(e.title) for e in pool]
+        ids: list[str] = []
+        for subject in _SUBJECT_SPLIT.split(subjects["subjects"]):
+            if not subject.strip():
+                continue
+            hits = process.extract(
+                subject,
+                titles,
+                scorer=fuzz.ratio,
+                processor=utils.default_process,
+                limit=None,
+                score_cutoff=NAME_CUTOFF,
+            )
+            if hits:
+                top = max(score for _, score, _ in hits)
+                ids += [pool[i].id for _, score, i in hits if score == top and pool[i].id not in ids]
+        return ids
+    sentence = _short_note(line)
+    if banned:
+        pool = [e for e in named if e.kind == "banned"]
+    elif _ABILITY_WORD.search(sentence):
+        pool = [e for e in named if e.kind == "ability"]
+    else:
+        pool = named
+    found: list[tuple[float, str]] = []
+    for e in pool:
+        title = _core_title(e.title)
+        if len(title) < 4:
+            continue
+        score = fuzz.partial_ratio(title, sentence, processor=utils.default_process)
+        if score >= MENTION_CUTOFF:
+            found.append((score, e.id))
+    found.sort(key=lambda t: -t[0])
+    return [entry_id for _, entry_id in found]
+
+
+def _check_truncated(text: str, lines: list[_Line], b: _Builder, parts: list[_Part]) -> None:
+    """A copy cut off mid-section has no final line break or stops mid-sentence."""
+    last = lines[-1]
+    if text.endswith("\n") and last.bare.endswith(_SENTENCE_END):
+        return
+    where = parts[-1].head.bare if parts else "the document"
+    b.anomaly(last.no, "truncated", f"document ends abruptly inside {where!r}; parsed what is there")
+
+
+def parse_obsidian(text: str, file: str) -> ParsedDocument:
+    """Parse the Obsidian Hand ruleset into entries; SourceError if the text is not that document."""
+    raw_lines = text.split("\n")
+    lines = [_Line(i, t[:-1] if t.endswith("\r") else t) for i, t in enumerate(raw_lines, 1)]
+    lines = [ln for ln in lines if ln.bare]
+    if not lines:
+        raise SourceError(file, "empty document")
+    if "obsidian hand" not in lines[0].bare.lower():
+        raise SourceError(
+            file, f"not the Obsidian Hand ruleset (first line is {lines[0].bare[:60]!r})", lines[0].no
+        )
+    b = _Builder(file)
+    parts = _split_parts(lines[1:], b)
+    if not parts:
+        raise SourceError(
+            file, "no recognisable structure (no Updates, Banned Cards or numbered sections)", lines[0].no
+        )
+    handlers = {
+        "updates": _parse_updates,
+        "guidelines": _parse_guidelines,
+        "banned": _parse_banned,
+        "numbered": _parse_numbered,
+    }
+    for part in parts:
+        handlers[part.kind](part, b)
+    _resolve_references(b)
+    _link_updates(b)
+    _check_truncated(text, lines, b, parts)
+    return ParsedDocument(
+        file=file, source=SOURCE, document=DOCUMENT, entries=b.entries, anomalies=b.anomalies
+    )

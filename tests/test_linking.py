@@ -1,0 +1,72 @@
+"""Corpus-wide links on the shipped documents: cross-references, format overrides, duplicates."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from glossary.linking import normalise
+from glossary.loader import SHIPPED_SOURCES, load_corpus
+from glossary.model import Corpus, Entry
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return load_corpus([SHIPPED_SOURCES])
+
+
+def entry(corpus: Corpus, entry_id: str) -> Entry:
+    return corpus.by_id()[entry_id]
+
+
+def test_normalise_folds_case_quotes_and_punctuation() -> None:
+    assert normalise("“Reduce.”") == normalise("reduce") == "reduce"
+    assert normalise("Cards vs. Cards") == "cards vs cards"
+
+
+def test_cross_references_resolve_across_pages(corpus: Corpus) -> None:
+    refs = {r.text: r.target for r in entry(corpus, "glossary:result-of-a-duel").see_also}
+    assert refs == {"For": "glossary:for"}
+    reduce_refs = {r.target for r in entry(corpus, "glossary:raise-rise").see_also}
+    assert "glossary:reduce" in reduce_refs
+
+
+def test_references_to_pages_not_loaded_stay_unresolved_and_are_reported(corpus: Corpus) -> None:
+    reveal = entry(corpus, "glossary:reveal")
+    assert [r.target for r in reveal.see_also] == [None, None]
+    dangling = [a for a in corpus.anomalies if a.kind == "dangling-reference"]
+    assert any("'Reveal' refers to 'Look'" in a.message for a in dangling)
+    assert all(a.file and a.line > 0 for a in dangling)
+
+
+def test_format_rules_override_same_topic_both_ways(corpus: Corpus) -> None:
+    equip = entry(corpus, "glossary:equip")
+    ability = next(e for e in corpus.entries if e.kind == "ability" and e.title == "Equip")
+    assert ability.id in equip.overridden_by and equip.id in ability.overrides
+    family = entry(corpus, "glossary:family-honor")
+    section = next(e for e in corpus.entries if e.source == "obsidian-hand" and e.title == "B. Family Honor")
+    assert section.id in family.overridden_by and family.id in section.overrides
+
+
+def test_terrain_updates_amend_the_glossary_terrain(corpus: Corpus) -> None:
+    terrain = entry(corpus, "glossary:terrain")
+    assert {"obsidian-hand:update-2015-10-20", "obsidian-hand:update-2015-10-25"} <= set(terrain.overridden_by)
+
+
+def test_glossary_honor_alias_does_not_capture_the_honor_ability(corpus: Corpus) -> None:
+    honor_ability = next(e for e in corpus.entries if e.kind == "ability" and e.title == "Honor")
+    assert honor_ability.overrides == []
+
+
+def test_same_page_twice_gets_distinct_ids_and_a_duplicate_report(tmp_path: Path) -> None:
+    page = SHIPPED_SOURCES / "000_99c7513ab738c7d1.txt"
+    shutil.copy(page, tmp_path / "a.txt")
+    shutil.copy(page, tmp_path / "b.txt")
+    twice = load_corpus([tmp_path])
+    ids = [e.id for e in twice.entries]
+    assert len(ids) == len(set(ids)) == 20
+    assert "glossary:target-2" in ids
+    dupes = [a for a in twice.anomalies if a.kind == "duplicate-title"]
+    assert len(dupes) == 10 and dupes[0].file == str(tmp_path / "b.txt")
