@@ -93,9 +93,9 @@ def detect_kind(text: str, path: Path, name: str) -> str:
     head = [line.strip() for line in text.split("\n")[:40] if line.strip()]
     if any("Obsidian Hand Ruleset" in line for line in head[:3]):
         return "obsidian-hand"
-    if any(line.startswith("[edit]") for line in text.split("\n")) or any(
-        line in ("From Legend of the Five Rings Rules", "Jump to: navigation, search") for line in head
-    ):
+    from glossary.mediawiki import looks_like_glossary_page
+
+    if looks_like_glossary_page(text):
         return "glossary"
     raise SourceError(
         name,

@@ -27,7 +27,6 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote
 
 from glossary.model import (
@@ -187,20 +186,6 @@ def looks_like_glossary_page(text: str) -> bool:
     """Cheap check for a loader choosing a parser: a "Glossary X" title line and at least one heading."""
     lines = [line.text for line in _lines(text)]
     return any(_TITLE_RE.match(t) for t in lines) and any(_heading_title(t) is not None for t in lines)
-
-
-def parse_glossary_file(
-    path: Path, *, name: str | None = None, today: datetime.date | None = None
-) -> ParsedDocument:
-    """Read and parse one page; unreadable or non-UTF-8 files become a SourceError naming the file."""
-    file = name or path.name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise SourceError(file, f"not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
-        raise SourceError(file, f"cannot read: {error.strerror or error}") from None
-    return parse_glossary_page(text, file, today=today)
 
 
 def parse_glossary_page(text: str, file: str, *, today: datetime.date | None = None) -> ParsedDocument:

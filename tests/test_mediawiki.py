@@ -15,7 +15,6 @@ from glossary.mediawiki import (
     derive_aliases,
     find_cross_refs,
     looks_like_glossary_page,
-    parse_glossary_file,
     parse_glossary_page,
 )
 from glossary.model import ParsedDocument, SourceError
@@ -446,20 +445,6 @@ def test_other_documents_are_not_glossary_pages() -> None:
     name = "004_f05ef39847fd66e3.txt"
     with pytest.raises(SourceError, match="not a glossary page"):
         parse_glossary_page(source_text(name), name)
-
-
-def test_parse_glossary_file(tmp_path: Path) -> None:
-    doc = parse_glossary_file(SOURCES / FILES["F"], today=TODAY)
-    assert doc.file == FILES["F"] and len(doc.entries) == 18
-    assert parse_glossary_file(SOURCES / FILES["F"], name="glossary/sources/x.txt").entries[
-        0
-    ].location.file == ("glossary/sources/x.txt")
-    binary = tmp_path / "page.txt"
-    binary.write_bytes(b"Glossary T\n\xff\xfe[edit] Turn\n")
-    with pytest.raises(SourceError, match=r"^page.txt: not UTF-8 text \(byte 11\)$"):
-        parse_glossary_file(binary)
-    with pytest.raises(SourceError, match=r"^missing.txt: cannot read: No such file or directory$"):
-        parse_glossary_file(tmp_path / "missing.txt")
 
 
 def test_looks_like_glossary_page() -> None:
