@@ -14,7 +14,8 @@ from glossary.model import SOURCE_LABELS, Change, Entry
 
 def citation(entry: Entry) -> str:
     """Human citation: document › section path › title, file and lines (the judge's 'where is that written')."""
-    parts = [entry.document, *entry.section]
+    # A glossary page's section ("Glossary T") already ends its document title; don't say it twice.
+    parts = [entry.document, *(s for s in entry.section if not entry.document.endswith(s))]
     if not entry.section or entry.section[-1] != entry.title:
         parts.append(entry.title)
     loc = entry.location

@@ -1,0 +1,128 @@
+"""The exported rulebook in a real browser: headless Chromium (Debian's package) driven by Playwright.
+
+The site is served over HTTP on 127.0.0.1 and browsed with JavaScript disabled (the site must not need
+it): open the index, follow links to a cross-reference's anchor, check every entry id is on its page,
+check nothing overflows a phone-width screen, and save screenshots in ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from glossary.export_html import entry_href, export_html
+from glossary.house import EXAMPLES_DIR
+from glossary.loader import SHIPPED_SOURCES, load_corpus
+from glossary.model import Entry
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+PHONE = {"width": 390, "height": 844}
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="browser test skipped: /usr/bin/chromium is not installed (apt-get install -y chromium)",
+)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (library signature)
+        """Keep the test output clean."""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[Entry]]]:
+    """The real corpus (shipped sources + the example house rulings) exported and served on 127.0.0.1."""
+    corpus = load_corpus([SHIPPED_SOURCES, EXAMPLES_DIR])
+    out = tmp_path_factory.mktemp("rulebook")
+    export_html(corpus.entries, out)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", corpus.entries
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def test_follow_cross_reference_to_its_anchor(site: tuple[str, list[Entry]], browser: object) -> None:
+    from playwright.sync_api import expect
+
+    base, entries = site
+    ruling = next(e for e in entries if e.id == "house:terrain-destroyed-before-battle-resolution")
+    ref = next(r for r in ruling.see_also if r.text == "Terrain")
+    assert ref.target == "glossary:terrain"
+
+    context = browser.new_context(viewport=PHONE, java_script_enabled=False)  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.goto(base + "index.html")
+    expect(page).to_have_title("L5R rules judge: rulebook")
+    page.get_by_role("navigation").get_by_role("link", name="House rulings").click()
+    expect(page).to_have_url(base + "house.html")
+
+    article = page.locator(f'[id="{ruling.id}"]')
+    expect(article).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "rulebook-house-rulings.png"), full_page=True)
+    article.locator("p.see-also").get_by_role("link", name="Terrain", exact=True).click()
+
+    expect(page).to_have_url(base + "glossary.html#glossary:terrain")
+    target = page.locator('[id="glossary:terrain"]')
+    expect(target).to_be_visible()
+    expect(target).to_be_in_viewport()
+    expect(target.get_by_role("heading", name="Terrain", exact=True)).to_be_visible()
+    expect(target).to_contain_text("no player can play another Terrain there.")
+    page.screenshot(path=str(ARTIFACTS / "rulebook-cross-reference.png"))
+
+    # The format override is a working link too, back the other way.
+    target.locator('p.overridden a[href="obsidian-hand.html#obsidian-hand:update-2015-10-20"]').click()
+    expect(page).to_have_url(base + "obsidian-hand.html#obsidian-hand:update-2015-10-20")
+    expect(page.locator('[id="obsidian-hand:update-2015-10-20"]')).to_be_in_viewport()
+    context.close()
+
+
+def test_every_entry_id_is_on_its_page_and_fits_a_phone(site: tuple[str, list[Entry]], browser: object) -> None:
+    base, entries = site
+    context = browser.new_context(viewport=PHONE)  # type: ignore[attr-defined]
+    page = context.new_page()
+    pages = sorted({entry_href(e).split("#")[0] for e in entries} | {"index.html", "banned.html", "changes.html"})
+    found: dict[str, set[str]] = {}
+    for name in pages:
+        page.goto(base + name)
+        found[name] = set(page.locator("[id]").evaluate_all("els => els.map(e => e.id)"))
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{name} scrolls sideways on a phone by {overflow}px"
+        assert page.locator("script").count() == 0
+    missing = [e.id for e in entries if e.id not in found[entry_href(e).split("#")[0]]]
+    assert missing == []
+    assert len(entries) > 100  # the whole shipped corpus, not a stub
+
+    page.goto(base + "index.html")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "rulebook-index.png"))
+    page.goto(base + "changes.html")
+    first_dates = page.locator("main time").all_inner_texts()[:5]
+    assert first_dates == sorted(first_dates, reverse=True)
+    context.close()
