@@ -1,0 +1,7 @@
+"""Entry point for ``python -m index``."""
+
+import sys
+
+from index.cli import main
+
+sys.exit(main())

@@ -1,0 +1,228 @@
+"""``python -m index``: build the index and query it from a shell (the same engine the bot uses).
+
+Every command takes ``--json`` (machine-readable list of results) and ``--limit N``; the index
+folder and sources come from ``--index-dir`` / ``--sources`` or ``L5R_INDEX_DIR`` / ``L5R_SOURCES``.
+Errors are one line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from glossary.model import Entry
+from index.results import ChangeRecord, Hit, citation
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line (exit 2) instead of the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print JSON instead of text")
+    common.add_argument("--limit", type=int, default=None, help="maximum number of results (default 5; changes: all)")
+    common.add_argument("--index-dir", type=Path, default=None, help="index folder (env L5R_INDEX_DIR)")
+    common.add_argument(
+        "--sources", type=Path, nargs="+", default=None, help="source files or folders (env L5R_SOURCES)"
+    )
+    common.add_argument("-v", "--verbose", action="store_true", help="log index building")
+    p = _Parser(prog="python -m index", description="Search the L5R rules index.", parents=[common])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("build", parents=[common], help="(re)build the index now")
+    for name, arg, helptext in (
+        ("define", "term", "look up a term by name (typos allowed)"),
+        ("search", "question", "rank entries for a natural-language question"),
+        ("section", "ref", "find a ruleset section ('II.F', 'Cardinal Rule 2', 'deck construction')"),
+        ("banned", "card", "is this card banned in the Obsidian Hand format?"),
+    ):
+        sp = sub.add_parser(name, parents=[common], help=helptext)
+        sp.add_argument(arg, nargs="+")
+        if name == "search":
+            sp.add_argument("--source", default=None, help="only this source (glossary, obsidian-hand, house)")
+            sp.add_argument("--since", default=None, help="only entries changed on/after this date (YYYY-MM-DD)")
+    ch = sub.add_parser("changes", parents=[common], help="change history, newest first")
+    ch.add_argument("--since", default=None)
+    ch.add_argument("--until", default=None)
+    ch.add_argument("--source", default=None)
+    sub.add_parser("stats", parents=[common], help="what is loaded and where the index lives")
+    sub.add_parser("eval", parents=[common], help="quality on benchmarks/eval_questions.json vs a baseline")
+    sub.add_parser("bench", parents=[common], help="timings and memory, shipped corpus and 10x/100x synthetic")
+    return p
+
+
+def _entry_dict(entry: Entry, **extra: Any) -> dict[str, Any]:
+    d = Hit(entry, 0.0, "", None, list(entry.changes)).to_dict()
+    d.update(extra)
+    return d
+
+
+def _wrap(text: str, indent: str = "   ") -> str:
+    return "\n".join(
+        textwrap.fill(line, 100, initial_indent=indent, subsequent_indent=indent)
+        for line in text.splitlines()
+        if line.strip()
+    )
+
+
+def _change_line(c: Any) -> str:
+    date = c.date or "?"
+    extra = f" ({c.anomaly})" if c.anomaly else ""
+    return f"{c.kind.upper()} {date}{extra}"
+
+
+def _print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        print("No matching entries.")
+        return
+    for n, h in enumerate(hits, 1):
+        print(f"{n}. {h.entry.title}  [{h.entry.id}]  score {h.score:.2f}")
+        print(f"   {citation(h.entry)}")
+        if h.snippet:
+            print(_wrap(h.snippet))
+        if h.changes:
+            print("   changes: " + "; ".join(_change_line(c) for c in h.changes))
+
+
+def _print_entry(entry: Entry) -> None:
+    print(f"{entry.title}  [{entry.id}]")
+    print(f"   {citation(entry)}")
+    print(_wrap(entry.text))
+    if entry.changes:
+        print("   changes: " + "; ".join(_change_line(c) for c in entry.changes))
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Any) -> None:
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+    else:
+        human()
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    if args.limit is not None and args.limit < 1:
+        print("python -m index: error: --limit must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    from index.engine import Engine
+
+    if args.command == "bench":
+        from index.evaluate import format_bench, run_bench
+
+        result = run_bench(args.sources)
+        _emit(args, result, lambda: print(format_bench(result)))
+        return 0
+    engine = Engine.open(args.sources, args.index_dir)
+    try:
+        return _dispatch(engine, args)
+    finally:
+        engine.close()
+
+
+def _dispatch(engine: Any, args: argparse.Namespace) -> int:
+    cmd = args.command
+    limit = args.limit or 5
+    if cmd in ("build", "stats"):
+        stats = engine.reload() if cmd == "build" else engine.stats()
+        _emit(args, stats, lambda: print("\n".join(f"{k}: {v}" for k, v in stats.items())))
+        return 0
+    if cmd == "eval":
+        from index.evaluate import format_eval, run_eval
+
+        result = run_eval(engine)
+        _emit(args, result, lambda: print(format_eval(result)))
+        return 0
+    if cmd == "search":
+        hits = engine.search(" ".join(args.question), limit=limit, source=args.source, since=args.since)
+        _emit(args, [h.to_dict() for h in hits], lambda: _print_hits(hits))
+        return 0
+    if cmd == "section":
+        hits = engine.section(" ".join(args.ref), limit=limit)
+        _emit(args, [h.to_dict() for h in hits], lambda: _print_hits(hits))
+        return 0
+    if cmd == "define":
+        r = engine.define(" ".join(args.term), limit=limit)
+        rows = ([_entry_dict(r.entry, how=r.how, match="entry")] if r.entry else []) + [
+            _entry_dict(c, how=r.how, match="candidate") for c in r.candidates
+        ]
+
+        def human() -> None:
+            if r.entry:
+                _print_entry(r.entry)
+            elif not r.candidates:
+                print("No entry found.")
+            if r.candidates:
+                print(
+                    ("See also: " if r.entry else "Did you mean: ")
+                    + "; ".join(f"{c.title} [{c.id}]" for c in r.candidates)
+                )
+
+        _emit(args, rows, human)
+        return 0
+    if cmd == "changes":
+        recs: list[ChangeRecord] = engine.changes(args.since, args.until, args.source)
+        shown = recs[: args.limit] if args.limit else recs
+
+        def human_changes() -> None:
+            for r in shown:
+                anomaly = f"  ({r.change.anomaly})" if r.change.anomaly else ""
+                print(f"{r.change.date or '?':10}  {r.change.kind:9}  {r.entry.title}  [{r.entry.id}]{anomaly}")
+            if not shown:
+                print("No changes.")
+
+        _emit(args, [r.to_dict() for r in shown], human_changes)
+        return 0
+    if cmd == "banned":
+        b = engine.banned(" ".join(args.card))
+        rows = ([_entry_dict(b.record, banned=True, banned_on=b.banned_on)] if b.record else []) + [
+            _entry_dict(n, banned=False, near=True) for n in b.near
+        ]
+
+        def human_banned() -> None:
+            if b.record:
+                when = f" (since {b.banned_on})" if b.banned_on else ""
+                print(f"BANNED: {b.record.title}{when} — {citation(b.record)}")
+            else:
+                print(f"Not on the banned list: {b.query}")
+            if b.near:
+                print("Closest banned names: " + "; ".join(n.title for n in b.near))
+
+        _emit(args, rows, human_banned)
+        return 0
+    raise AssertionError(cmd)  # pragma: no cover - argparse restricts commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error already printed in one line (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except ValueError as exc:
+        print(f"python -m index: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("python -m index: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # one line, never a traceback
+        print(f"python -m index: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
