@@ -1,0 +1,60 @@
+"""/reload: rebuild the index from the sources and swap it in (owner or Manage Server only)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+log = logging.getLogger("bot.admin")
+
+
+class NotAllowed(app_commands.CheckFailure):
+    """Shown to the user as is (ephemeral)."""
+
+
+async def owner_or_manager(interaction: discord.Interaction) -> bool:
+    bot: commands.Bot = interaction.client  # type: ignore[assignment]
+    try:
+        if await bot.is_owner(interaction.user):
+            return True
+    except discord.HTTPException:
+        log.warning("could not fetch the application owner", exc_info=True)
+    if interaction.guild is not None and interaction.permissions.manage_guild:
+        return True
+    raise NotAllowed("Only the bot's owner or members with Manage Server can reload the rules.")
+
+
+class Admin(commands.Cog):
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+        self.lock = asyncio.Lock()
+
+    @app_commands.command(name="reload", description="Rebuild the rules index from the sources (admins only)")
+    @app_commands.check(owner_or_manager)
+    async def reload(self, interaction: discord.Interaction) -> None:
+        # Rebuilding takes longer than Discord's 3 seconds: acknowledge first. Queries keep being
+        # served from the old index until the engine swaps the new one in.
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        if self.lock.locked():
+            await interaction.followup.send("A reload is already running.", ephemeral=True)
+            return
+        async with self.lock:
+            stats = await asyncio.to_thread(self.bot.engine.reload)  # type: ignore[attr-defined]
+        seconds = stats.get("build_seconds")
+        errors = stats.get("errors") or []
+        text = f"Reloaded {stats.get('entries', '?')} entries from {len(stats.get('files', []))} files"
+        text += f" in {float(seconds):.2f} s." if seconds is not None else "."
+        if errors:
+            text += f"\n{len(errors)} file(s) failed to load: " + "; ".join(
+                discord.utils.escape_markdown(e) for e in errors[:3]
+            )
+        log.info("reload by %s: %s", interaction.user.id, text.replace("\n", " "))
+        await interaction.followup.send(text[:2000], ephemeral=True)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Admin(bot))

@@ -1,0 +1,30 @@
+"""/ask: a free-text ruling question -> the best answering paragraphs, cited and dated."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from ..views import answer
+from . import PRIVATE, user_cooldown
+
+
+class Ask(commands.Cog):
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="ask", description="Search the rules for a ruling question")
+    @app_commands.describe(question="e.g. is a terrain an enemy card?", private=PRIVATE)
+    @user_cooldown()
+    async def ask(
+        self,
+        interaction: discord.Interaction,
+        question: app_commands.Range[str, 1, 300],
+        private: bool = False,
+    ) -> None:
+        await answer(interaction, lambda judge: judge.ask(question), private=private)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Ask(bot))

@@ -1,0 +1,28 @@
+"""/define: a glossary term in full, with "did you mean" buttons when unknown."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from ..views import answer
+from . import PRIVATE, completer, user_cooldown
+
+
+class Define(commands.Cog):
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="define", description="A rules term in full: verbatim text, change dates, citation")
+    @app_commands.describe(term="The term to look up, e.g. Target", private=PRIVATE)
+    @app_commands.autocomplete(term=completer("complete"))
+    @user_cooldown()
+    async def define(
+        self, interaction: discord.Interaction, term: app_commands.Range[str, 1, 200], private: bool = False
+    ) -> None:
+        await answer(interaction, lambda judge: judge.define(term), private=private)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Define(bot))

@@ -1,0 +1,29 @@
+"""/about and /help: what is loaded, and how to use the bot (both private to the asker)."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from ..views import answer
+from . import user_cooldown
+
+
+class Meta(commands.Cog):
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="about", description="Sources loaded, entry counts, index build time, version")
+    @user_cooldown()
+    async def about(self, interaction: discord.Interaction) -> None:
+        await answer(interaction, lambda judge: judge.about(), private=True)
+
+    @app_commands.command(name="help", description="The judge's commands, with examples")
+    @user_cooldown()
+    async def help(self, interaction: discord.Interaction) -> None:
+        await answer(interaction, lambda judge: judge.help(), private=True)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Meta(bot))

@@ -1,0 +1,31 @@
+"""/rule: a ruleset section by number or name, with autocomplete over section names."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from ..views import answer
+from . import PRIVATE, completer, user_cooldown
+
+
+class Rule(commands.Cog):
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="rule", description="A rule section, e.g. Cardinal Rule 2 or Deck Construction")
+    @app_commands.describe(section="Section number or name", private=PRIVATE)
+    @app_commands.autocomplete(section=completer("complete_section"))
+    @user_cooldown()
+    async def rule(
+        self,
+        interaction: discord.Interaction,
+        section: app_commands.Range[str, 1, 200],
+        private: bool = False,
+    ) -> None:
+        await answer(interaction, lambda judge: judge.rule(section), private=private)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Rule(bot))

@@ -1,0 +1,100 @@
+"""The console front end: the bot's slash commands typed at a prompt, answered as text.
+
+It goes through the same ``Judge`` and renderer as Discord, so a judge without a server (or
+a test) sees exactly the answers the bot would post.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from .render import Answer, plain, to_text
+from .service import Judge, UserError
+
+PROMPT = "l5r> "
+QUIT = frozenset({"quit", "exit", "q", ":q"})
+_OPTION = re.compile(r"(?:^|\s)(since|until|source|private):(\S*)", re.IGNORECASE)
+_ARG_NAMES = {"define": "term", "ask": "question", "rule": "section", "banned": "card", "open": "id"}
+
+
+class Console:
+    """Parses one command line (``/define target``, ``/changes since:2008-01-01``) into a Judge call."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.commands: dict[str, Callable[[str, dict[str, str]], Answer]] = {
+            "define": lambda text, _: judge.define(text),
+            "ask": lambda text, _: judge.ask(text),
+            "rule": lambda text, _: judge.rule(text),
+            "banned": lambda text, _: judge.banned(text),
+            "open": lambda text, _: judge.open(text),
+            "changes": lambda _, o: judge.changes(o.get("since"), o.get("until"), o.get("source")),
+            "about": lambda _, __: judge.about(),
+            "help": lambda _, __: judge.help(),
+        }
+
+    def answer(self, line: str) -> str:
+        """The text answer to one command line; bad input gives a one-line message, never a traceback."""
+        line = line.strip()
+        if not line:
+            return ""
+        first, _, rest = line.partition(" ")
+        name = first.lstrip("/").lower()
+        if name == "look" and rest.lower().startswith("up rules"):
+            name, rest = "ask", rest[len("up rules") :]
+        if name not in self.commands:
+            if first.startswith("/"):
+                return f"Unknown command {first}. Commands: " + ", ".join("/" + c for c in self.commands) + "."
+            name, rest = "ask", line  # a bare question is a question
+        options = {k.lower(): v for k, v in _OPTION.findall(rest)}
+        text = _OPTION.sub(" ", rest).strip()
+        arg_name = _ARG_NAMES.get(name)
+        if arg_name and text.lower().startswith(arg_name + ":"):
+            text = text[len(arg_name) + 1 :].strip()
+        try:
+            return to_text(self.commands[name](text, options))
+        except UserError as exc:
+            return f"Error: {to_text_line(str(exc))}"
+
+    def loop(self, stdin: TextIO, stdout: TextIO, interactive: bool) -> int:
+        """Read commands until ``quit`` or end of input; a prompt only when a person is typing."""
+        if interactive:
+            print("L5R rules judge console. Try /define target, /help, or quit.", file=stdout)
+        while True:
+            if interactive:
+                try:
+                    line = input(PROMPT)
+                except EOFError:
+                    print(file=stdout)
+                    return 0
+            else:
+                line = stdin.readline()
+                if not line:
+                    return 0
+            if line.strip().lower() in QUIT:
+                return 0
+            text = self.answer(line)
+            if text:
+                print(text + ("\n" if interactive else ""), file=stdout, flush=True)
+
+
+def to_text_line(message: str) -> str:
+    """User-facing messages use Markdown code marks; the console shows them plainly."""
+    return plain(message).replace("`", "")
+
+
+def run_console(judge: Judge, once: str | None = None) -> int:
+    console = Console(judge)
+    if once is not None:
+        text = console.answer(once)
+        print(text)
+        return 1 if text.startswith(("Error:", "Unknown command")) else 0
+    interactive = sys.stdin.isatty()
+    if interactive:
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing and history at the prompt)
+    return console.loop(sys.stdin, sys.stdout, interactive)

@@ -1,0 +1,141 @@
+"""All bot settings in one place, read once from the environment (and a ``.env`` file).
+
+Everything else receives a ``Settings`` object, so tests build one directly instead of
+patching the environment, and a bad value fails at startup with one clear line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+
+
+class SettingsError(ValueError):
+    """A setting has a value the bot cannot use; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The bot's configuration. ``token`` is excluded from ``repr`` so it never reaches a log."""
+
+    token: str | None = field(default=None, repr=False)
+    guild_ids: tuple[int, ...] = ()
+    api_base: str | None = None
+    shard_count: int | None = None
+    shard_ids: tuple[int, ...] | None = None
+    sources: tuple[Path, ...] | None = None
+    index_dir: Path | None = None
+    house_rulings: Path | None = None
+    log_level: str = "INFO"
+    cooldown_rate: int = 5
+    cooldown_seconds: float = 10.0
+    rulebook_url: str | None = None
+    owner_ids: frozenset[int] = frozenset()
+    state_dir: Path | None = None  # the synced-commands hash; default: beside the index folder
+
+    @property
+    def log_level_number(self) -> int:
+        return logging.getLevelName(self.log_level)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, *, dotenv: bool = True) -> Settings:
+        """Parse settings from ``env`` (default: ``os.environ`` after loading ``.env``)."""
+        if env is None:
+            if dotenv:
+                from dotenv import find_dotenv, load_dotenv
+
+                # The .env of the folder the bot is started from; real environment variables win.
+                load_dotenv(find_dotenv(usecwd=True), override=False)
+            env = os.environ
+        get = _Getter(env)
+        sources = get.text("L5R_SOURCES")
+        shard_count = get.integer("SHARD_COUNT", minimum=1)
+        shard_ids = get.int_list("SHARD_IDS")
+        if shard_ids and shard_count is None:
+            raise SettingsError("SHARD_IDS needs SHARD_COUNT (the total number of shards) to be set too")
+        if shard_ids and shard_count is not None and any(s >= shard_count for s in shard_ids):
+            raise SettingsError(f"SHARD_IDS: every shard id must be below SHARD_COUNT={shard_count}")
+        level = (get.text("LOG_LEVEL") or "INFO").upper()
+        if level not in _LEVELS:
+            raise SettingsError(f"LOG_LEVEL: expected one of {', '.join(_LEVELS)}, got {level!r}")
+        return cls(
+            token=get.text("DISCORD_TOKEN"),
+            guild_ids=tuple(get.int_list("DISCORD_GUILD_IDS") or ()),
+            api_base=get.url("DISCORD_API_BASE"),
+            shard_count=shard_count,
+            shard_ids=tuple(shard_ids) if shard_ids else None,
+            sources=tuple(Path(p) for p in sources.split(os.pathsep) if p) if sources else None,
+            index_dir=get.path("L5R_INDEX_DIR"),
+            house_rulings=get.path("L5R_HOUSE_RULINGS"),
+            log_level=level,
+            cooldown_rate=get.integer("COOLDOWN_RATE", minimum=1) or 5,
+            cooldown_seconds=get.number("COOLDOWN_SECONDS", default=10.0),
+            rulebook_url=get.url("RULEBOOK_URL"),
+            owner_ids=frozenset(get.int_list("OWNER_IDS") or ()),
+            state_dir=get.path("L5R_STATE_DIR"),
+        )
+
+
+class _Getter:
+    """Typed reads of optional variables; each failure names the variable and the expected form."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def text(self, name: str) -> str | None:
+        value = self.env.get(name, "").strip()
+        return value or None
+
+    def integer(self, name: str, minimum: int = 0) -> int | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        try:
+            number = int(value)
+        except ValueError:
+            raise SettingsError(f"{name}: expected a whole number, got {value!r}") from None
+        if number < minimum:
+            raise SettingsError(f"{name}: must be at least {minimum}, got {number}")
+        return number
+
+    def number(self, name: str, default: float) -> float:
+        value = self.text(name)
+        if value is None:
+            return default
+        try:
+            number = float(value)
+        except ValueError:
+            raise SettingsError(f"{name}: expected a number of seconds, got {value!r}") from None
+        if not number >= 0 or number == float("inf"):
+            raise SettingsError(f"{name}: must be zero or a positive number of seconds, got {value!r}")
+        return number
+
+    def int_list(self, name: str) -> list[int] | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        items = [p.strip() for p in value.replace(";", ",").split(",") if p.strip()]
+        try:
+            numbers = [int(p) for p in items]
+        except ValueError:
+            raise SettingsError(f"{name}: expected comma-separated whole numbers, got {value!r}") from None
+        if any(n < 0 for n in numbers):
+            raise SettingsError(f"{name}: numbers must not be negative, got {value!r}")
+        return numbers
+
+    def url(self, name: str) -> str | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise SettingsError(f"{name}: expected an http:// or https:// URL, got {value!r}")
+        return value.rstrip("/")
+
+    def path(self, name: str) -> Path | None:
+        value = self.text(name)
+        return Path(value) if value else None

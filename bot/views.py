@@ -1,0 +1,332 @@
+"""Answers as Discord messages: embeds, buttons, and the reply helpers every command uses.
+
+Buttons are ``DynamicItem``s whose whole state is in the custom id (``l5r:open:<entry id>``,
+``l5r:page:<kind>:<arg>:<n>``, ``l5r:post:<kind>:<arg>:<n>``), so they work after a restart
+and on any shard or process: a click rebuilds the answer from ``(kind, arg)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+
+from . import render
+from .render import Answer, escape
+from .service import Judge, UserError
+
+if TYPE_CHECKING:
+    from .client import JudgeBot
+
+log = logging.getLogger("bot.views")
+
+CUSTOM_ID_LIMIT = 100
+DEFER_AFTER = 2.0  # seconds: Discord wants a first response within 3
+EXPIRED = "This button has expired (the bot restarted since it was made). Please run the command again."
+
+
+# -- custom-id state ------------------------------------------------------------------------------
+
+
+class ArgStore:
+    """Long arguments (a long question) don't fit a custom id; keep them under a short hash.
+
+    Entry ids are resolved from the corpus instead (restart-proof); other arguments live in this
+    small LRU and a click after a restart gets a clear "expired" message.
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self.items: OrderedDict[str, str] = OrderedDict()
+
+    @staticmethod
+    def digest(text: str) -> str:
+        return "#" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+    def encode(self, arg: str, room: int) -> str:
+        if len(arg) <= room and not arg.startswith("#"):
+            return arg
+        token = self.digest(arg)
+        self.items[token] = arg
+        self.items.move_to_end(token)
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return token
+
+    def decode(self, token: str, judge: Judge | None = None) -> str | None:
+        if not token.startswith("#"):
+            return token
+        if token in self.items:
+            return self.items[token]
+        if judge is not None:  # a long entry id: find it in the corpus by its hash
+            for entry in judge.engine.corpus.entries:
+                if self.digest(entry.id) == token:
+                    return entry.id
+        return None
+
+
+ARGS = ArgStore()
+_OPEN_ROOM = CUSTOM_ID_LIMIT - len("l5r:open:")
+_PAGE_ROOM = CUSTOM_ID_LIMIT - len("l5r:page:x:") - len(":999")
+
+
+def open_id(entry_id: str) -> str:
+    return "l5r:open:" + ARGS.encode(entry_id, _OPEN_ROOM)
+
+
+def page_id(action: str, kind: str, arg: str, n: int) -> str:
+    return f"l5r:{action}:{kind}:{ARGS.encode(arg, _PAGE_ROOM)}:{n}"
+
+
+# -- embeds and views -----------------------------------------------------------------------------
+
+
+def answer_embed(answer: Answer, n: int = 0) -> discord.Embed:
+    page = answer.page(n)
+    embed = discord.Embed(
+        title=answer.title, description=page.description or None, url=answer.url, colour=answer.colour
+    )
+    for f in page.fields:
+        embed.add_field(name=f.name, value=f.value, inline=f.inline)
+    if page.footer:
+        embed.set_footer(text=page.footer)
+    return embed
+
+
+def answer_view(answer: Answer, n: int = 0, *, private: bool = False) -> discord.ui.View | None:
+    """Buttons: the page's entry links (rows 0-3), then paging and "Post in channel" (row 4)."""
+    page_no = max(0, min(n, len(answer.pages) - 1))
+    page = answer.page(page_no)
+    view = discord.ui.View(timeout=None)  # never times out: a timeout would unregister dynamic items
+    for i, link in enumerate(page.links[: render.MAX_LINKS]):
+        view.add_item(OpenButton(link.entry_id, link.label, row=i // 5))
+    if len(answer.pages) > 1:
+        view.add_item(PageButton(answer.kind, answer.arg, max(page_no - 1, 0), "◀ Previous", page_no == 0))
+        last = len(answer.pages) - 1
+        view.add_item(PageButton(answer.kind, answer.arg, min(page_no + 1, last), "Next ▶", page_no == last))
+    if private:
+        view.add_item(PostButton(answer.kind, answer.arg, page_no))
+    return view if view.children else None
+
+
+async def send_answer(
+    interaction: discord.Interaction, answer: Answer, *, private: bool, page: int = 0, edit: bool = False
+) -> None:
+    """Reply, follow up (after a defer) or edit in place; records hit ids for the command log line."""
+    interaction.extras["hits"] = answer.hit_ids
+    embed = answer_embed(answer, page)
+    view = answer_view(answer, page, private=private)
+    kwargs: dict[str, Any] = {"embed": embed}
+    if view is not None:
+        kwargs["view"] = view
+    if edit:
+        await interaction.response.edit_message(embed=embed, view=view)
+    elif interaction.response.is_done():
+        await interaction.followup.send(**kwargs, ephemeral=private)
+    else:
+        await interaction.response.send_message(**kwargs, ephemeral=private)
+
+
+async def send_error(interaction: discord.Interaction, message: str) -> None:
+    """A short ephemeral message; never raises (the interaction may have expired)."""
+    try:
+        if interaction.response.is_done():
+            await interaction.followup.send(message, ephemeral=True)
+        else:
+            await interaction.response.send_message(message, ephemeral=True)
+    except discord.HTTPException:
+        log.warning("could not deliver error message to interaction %s", interaction.id, exc_info=True)
+
+
+async def run_judge(
+    interaction: discord.Interaction, make: Callable[[Judge], Answer], *, private: bool, thinking: bool = True
+) -> Answer:
+    """Run a lookup in a worker thread; defer only if it is slow, so fast answers cost one request.
+
+    ``thinking=False`` (paging) defers as "update the message" instead of "bot is thinking".
+    """
+    bot: JudgeBot = interaction.client  # type: ignore[assignment]
+    task = asyncio.ensure_future(asyncio.to_thread(make, bot.judge))
+    done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
+    if not done and not interaction.response.is_done():
+        await interaction.response.defer(ephemeral=private, thinking=thinking)
+    return await task
+
+
+async def answer(interaction: discord.Interaction, make: Callable[[Judge], Answer], *, private: bool) -> None:
+    """The whole life of a lookup command: compute, then reply; bad input -> short ephemeral note."""
+    try:
+        result = await run_judge(interaction, make, private=private)
+    except UserError as exc:
+        await send_error(interaction, str(exc))
+        return
+    await send_answer(interaction, result, private=private)
+
+
+def choices(pairs: list[tuple[str, str]]) -> list[app_commands.Choice[str]]:
+    """Autocomplete choices within Discord's limits (25, names and values of at most 100 characters)."""
+    out = []
+    for name, value in pairs[:25]:
+        label = render.shorten(" ".join(name.split()), render.CHOICE_LIMIT) or value[:100]
+        out.append(app_commands.Choice(name=label, value=value if len(value) <= 100 else label))
+    return out
+
+
+# -- buttons --------------------------------------------------------------------------------------
+
+
+class _Button(discord.ui.DynamicItem[discord.ui.Button], template=r"l5r:base:(?P<x>.*)"):
+    """Shared click handling: timing, logging, and errors turned into short ephemeral notes."""
+
+    async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
+        started = time.perf_counter()
+        try:
+            await self.handle(interaction)
+        except UserError as exc:
+            await send_error(interaction, str(exc))
+        except Exception:
+            log.exception("button %s failed", self.custom_id)
+            await send_error(interaction, "Sorry, something went wrong with that button. It has been logged.")
+        else:
+            ms = (time.perf_counter() - started) * 1000
+            log.info("button=%s latency_ms=%.1f hits=%s", self.custom_id, ms, interaction.extras.get("hits", []))
+
+    async def handle(self, interaction: discord.Interaction) -> None:
+        raise NotImplementedError
+
+
+def _is_private(interaction: discord.Interaction) -> bool:
+    return bool(interaction.message and interaction.message.flags.ephemeral)
+
+
+class OpenButton(_Button, template=r"l5r:open:(?P<ref>.+)"):
+    """Opens an entry in full, privately, with a "Post in channel" button (no clutter for others)."""
+
+    def __init__(self, entry_id: str, label: str = "Open", row: int | None = None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label[:80], style=discord.ButtonStyle.secondary, custom_id=open_id(entry_id), row=row
+            )
+        )
+        self.entry_id = entry_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /
+    ) -> OpenButton:
+        bot: JudgeBot = interaction.client  # type: ignore[assignment]
+        entry_id = ARGS.decode(match["ref"], bot.judge) or ""
+        return cls(entry_id or match["ref"], item.label or "Open", row=item.row)
+
+    async def handle(self, interaction: discord.Interaction) -> None:
+        if self.entry_id.startswith("#"):
+            raise UserError(EXPIRED)
+        result = await run_judge(interaction, lambda judge: judge.open(self.entry_id), private=True)
+        await send_answer(interaction, result, private=True)
+
+
+class _StateButton(_Button, template=r"l5r:state:(?P<x>.*)"):
+    """A button that rebuilds an answer from ``(kind, arg)`` and shows page ``n`` of it."""
+
+    action = "state"
+    expired = False  # set when a hashed argument is unknown here (made before a restart)
+
+    def __init__(
+        self,
+        kind: str,
+        arg: str,
+        n: int,
+        label: str,
+        disabled: bool = False,
+        style: discord.ButtonStyle = discord.ButtonStyle.primary,
+    ) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label,
+                style=style,
+                disabled=disabled,
+                row=4,
+                custom_id=page_id(self.action, kind, arg, n),
+            )
+        )
+        self.kind, self.arg, self.n = kind, arg, n
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /
+    ) -> _StateButton:
+        bot: JudgeBot = interaction.client  # type: ignore[assignment]
+        arg = ARGS.decode(match["arg"], bot.judge if match["kind"] in (render.ENTRY, render.RULE) else None)
+        button = cls(match["kind"], arg if arg is not None else match["arg"], int(match["n"]), item.label or "")
+        button.expired = arg is None
+        return button
+
+    def rebuild(self) -> Callable[[Judge], Answer]:
+        if self.expired:
+            raise UserError(EXPIRED)
+        kind, arg = self.kind, self.arg
+        return lambda judge: judge.rebuild(kind, arg)
+
+
+class PageButton(_StateButton, template=r"l5r:page:(?P<kind>[a-z]):(?P<arg>.*):(?P<n>\d{1,3})"):
+    """Previous/next page: edits the message in place."""
+
+    action = "page"
+
+    async def handle(self, interaction: discord.Interaction) -> None:
+        private = _is_private(interaction)
+        result = await run_judge(interaction, self.rebuild(), private=private, thinking=False)
+        if interaction.response.is_done():  # deferred because slow: edit the original instead
+            interaction.extras["hits"] = result.hit_ids
+            await interaction.edit_original_response(
+                embed=answer_embed(result, self.n), view=answer_view(result, self.n, private=private)
+            )
+            return
+        await send_answer(interaction, result, private=private, page=self.n, edit=True)
+
+
+class PostButton(_StateButton, template=r"l5r:post:(?P<kind>[a-z]):(?P<arg>.*):(?P<n>\d{1,3})"):
+    """Posts a private answer publicly in the channel (as this interaction's response)."""
+
+    action = "post"
+
+    def __init__(
+        self,
+        kind: str,
+        arg: str,
+        n: int,
+        label: str = "Post in channel",
+        disabled: bool = False,
+        style: discord.ButtonStyle = discord.ButtonStyle.success,
+    ) -> None:
+        super().__init__(kind, arg, n, label or "Post in channel", disabled, style)
+
+    async def handle(self, interaction: discord.Interaction) -> None:
+        result = await run_judge(interaction, self.rebuild(), private=False)
+        await send_answer(interaction, result, private=False, page=self.n)
+
+
+DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (OpenButton, PageButton, PostButton)
+
+__all__ = [
+    "ARGS",
+    "DYNAMIC_ITEMS",
+    "OpenButton",
+    "PageButton",
+    "PostButton",
+    "answer",
+    "answer_embed",
+    "answer_view",
+    "choices",
+    "escape",
+    "send_answer",
+    "send_error",
+]

@@ -1,0 +1,125 @@
+"""The console front end, end to end through the real Engine on the shipped corpus."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.console import Console
+from bot.service import Judge
+from index.engine import Engine
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_PARAGRAPH = (
+    "A special procedure that involves designating one or more cards or other game entity (such as a Province or "
+    "player). The word “target” must appear as a verb or an adjective for the procedure to be considered targeting "
+    "-- just “choosing” something is not targeting."
+)
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Console:
+    engine = Engine.open(None, tmp_path_factory.mktemp("index"))
+    yield Console(Judge(engine))
+    engine.close()
+
+
+def run_bot(args: list[str], tmp_path: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "L5R_", "SHARD_"))}
+    env.update(PYTHONPATH=str(ROOT), L5R_INDEX_DIR=str(tmp_path / "index"))
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        cwd=tmp_path,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_ask_once_define_target(tmp_path: Path) -> None:
+    proc = run_bot(["ask", "/define target"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("Target\n======\n")
+    assert TARGET_PARAGRAPH in out
+    assert "History: Added 2007-09-20 · Added 2007-09-25" in out
+    assert "(000_99c7513ab738c7d1.txt, lines 11-15)" in out
+    assert "http://rules.l5r.com/Glossary_T#Target" in out
+
+
+def test_piped_stdin_reads_commands_until_eof(tmp_path: Path) -> None:
+    proc = run_bot([], tmp_path, stdin="/banned moshi eihime\n\n/define nosuchthingqq\nquit\n/about\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "Moshi Eihime is banned in The Obsidian Hand Ruleset." in proc.stdout
+    assert "Category: Personalities\nBanned on: 2016-02-15" in proc.stdout
+    assert "No entry for “nosuchthingqq”" in proc.stdout
+    assert "About the L5R rules judge" not in proc.stdout  # after quit nothing more is read
+    assert "l5r>" not in proc.stdout  # no prompt when a program is typing
+
+
+def test_unknown_command_one_line_and_exit_code(tmp_path: Path) -> None:
+    proc = run_bot(["ask", "/frobnicate", "x"], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("Unknown command /frobnicate. Commands: /define, /ask,")
+    assert "Traceback" not in proc.stderr
+
+
+def test_commands(console: Console) -> None:
+    terrain = console.answer("/ask is a terrain an enemy card")
+    assert terrain.startswith("Rules for: is a terrain an enemy card")
+    assert "1. Terrain — L5R Comprehensive Rules" in terrain
+    assert "A Terrain is not in any side or army; thus, it is never an enemy or opposing card." in terrain
+    rule = console.answer("/rule cardinal rule 2")
+    assert rule.startswith("Cardinal Rule 2: Cards vs. Cards\n")
+    assert "follow the most recent printing of the card" in rule
+    changes = console.answer("/changes since:2008-01-01 until:2008-12-31 source:glossary")
+    assert "2008-05-21 · Changed · Glossary T › Terrain" in changes
+    assert "2007-" not in changes and "2015-" not in changes
+    assert console.answer("/about").startswith("About the L5R rules judge")
+    assert "/define target" in console.answer("/help")
+    assert console.answer("define term:target").startswith("Target\n")
+    assert console.answer("is a terrain an enemy card") == terrain  # a bare question is /ask
+    assert console.answer("/open glossary:terrain").startswith("Terrain\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("/changes since:last-week", "Error: since must be a date like 2008-01-31"),
+        ("/changes since:2008-13-40", "Error: since: 2008-13-40 is not a real date."),
+        ("/changes since:2008-02-30", "Error: since: 2008-02-30 is not a real date."),
+        ("/changes since:2009 until:2008", "Error: since (2009-01-01) is after until (2008-12-31)."),
+        ("/changes source:nowhere", "Error: source must be one of: glossary, obsidian-hand, house"),
+        ("/define", "Error: Please give a term."),
+    ],
+)
+def test_bad_input_is_one_clear_line(console: Console, line: str, message: str) -> None:
+    out = console.answer(line)
+    assert out.startswith(message)
+    assert "\n" not in out
+
+
+def test_loop_stops_at_quit(console: Console) -> None:
+    out = io.StringIO()
+    assert console.loop(io.StringIO("/define target\nexit\n/define terrain\n"), out, interactive=False) == 0
+    assert out.getvalue().startswith("Target\n")
+    assert "\nTerrain\n" not in out.getvalue()
+
+
+def test_bot_mode_unreachable_api_is_one_error_line_without_token(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "L5R_", "SHARD_"))}
+    env.update(PYTHONPATH=str(ROOT), DISCORD_TOKEN="tok-SECRET-123", DISCORD_API_BASE="http://127.0.0.1:9/api/v10")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "could not reach http://127.0.0.1:9/api/v10" in errors[0]
+    assert "tok-SECRET-123" not in proc.stderr + proc.stdout and "Traceback" not in proc.stderr

@@ -1,0 +1,245 @@
+"""Rendering: every shipped entry within Discord's limits, pagination, history lines, escaping."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot import render
+from bot.render import Answer, Renderer, history_line, paginate, plain, shorten, split_long, to_text
+from bot.service import Judge
+from glossary.model import Change, CrossRef, Entry, Location
+from index.engine import Engine
+
+QUESTIONS = [
+    "is a terrain an enemy card",
+    "can I target a face-down card",
+    "what happens when targeting fails",
+    "is House of the Black Lion banned",
+    "naval invasion engage battle action",
+    "how many terrains per battlefield",
+    "@everyone <@123456789012345678> **bold** `code`",
+    "x" * 300,
+]
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    eng = Engine.open(None, tmp_path_factory.mktemp("index"))
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def judge(engine: Engine) -> Judge:
+    return Judge(engine, rulebook_url="https://rules.example.org/book")
+
+
+def assert_within_limits(answer: Answer) -> None:
+    assert answer.pages, "an answer has at least one page"
+    assert len(answer.title) <= render.TITLE_LIMIT
+    for page in answer.pages:
+        assert len(page.description) <= render.DESCRIPTION_LIMIT
+        assert len(page.fields) <= render.FIELD_COUNT_LIMIT
+        for f in page.fields:
+            assert 0 < len(f.name) <= render.FIELD_NAME_LIMIT
+            assert 0 < len(f.value) <= render.FIELD_VALUE_LIMIT
+        assert len(page.footer) <= render.FOOTER_LIMIT
+        assert render.embed_size(answer.title, page) <= render.EMBED_TOTAL_LIMIT
+        assert len(page.links) <= render.MAX_LINKS
+        for link in page.links:
+            assert 0 < len(link.label) <= render.BUTTON_LABEL_LIMIT
+
+
+def test_every_shipped_entry_renders_within_limits(judge: Judge, engine: Engine) -> None:
+    entries = engine.corpus.entries
+    assert len(entries) > 100  # the shipped corpus, not an empty stand-in
+    for entry in entries:
+        answer = judge.open(entry.id)
+        assert_within_limits(answer)
+        assert answer.hit_ids[0] == entry.id
+        # Verbatim: every paragraph of the entry appears in the console text, in order.
+        text = to_text(answer)
+        pos = 0
+        for para in entry.paragraphs:
+            found = text.find(para, pos)
+            assert found >= 0, (entry.id, para[:60])
+            pos = found + len(para)
+
+
+def test_every_question_banned_name_and_change_page_within_limits(judge: Judge, engine: Engine) -> None:
+    for q in QUESTIONS:
+        assert_within_limits(judge.ask(q))
+    for entry in engine.corpus.entries:
+        if entry.kind == "banned":
+            answer = judge.banned(entry.title)
+            assert_within_limits(answer)
+            assert answer.title == f"Banned: {render.escape(entry.title)}"
+    changes = judge.changes()
+    assert_within_limits(changes)
+    assert len(changes.pages) >= 2  # the shipped history does not fit one page of ten
+
+
+def test_define_target_shows_text_dates_and_citation(judge: Judge) -> None:
+    answer = judge.define("target")
+    assert answer.title == "Target"
+    page = answer.pages[0]
+    assert "The word “target” must appear as a verb or an adjective" in page.description
+    fields = {f.name: f.value for f in page.fields}
+    assert fields["History"].startswith("Added 2007-09-20 · Added 2007-09-25")
+    assert "000\\_99c7513ab738c7d1.txt, lines 11-15" in fields["Citation"]
+    assert "[rulebook](https://rules.example.org/book/glossary.html#glossary:target)" in fields["Citation"]
+    assert answer.url == "https://rules.example.org/book/glossary.html#glossary:target"
+
+
+def test_obsidian_hand_override_is_shown_first(judge: Judge, engine: Engine) -> None:
+    overridden = [e for e in engine.corpus.entries if e.overridden_by]
+    assert overridden, "the shipped corpus has format rules overriding glossary entries"
+    for entry in overridden:
+        answer = judge.open(entry.id)
+        first = answer.pages[0].description
+        assert first.startswith("**The Obsidian Hand Ruleset rule — ")
+        rule = engine.get(entry.overridden_by[0])
+        assert first.index(render.escape(rule.paragraphs[0])[:40]) < first.index("L5R Comprehensive Rules text:")
+        assert {link.entry_id for link in answer.pages[0].links} >= set(entry.overridden_by)
+
+
+def test_changes_newest_first_with_impossible_date_annotated(judge: Judge) -> None:
+    text = to_text(judge.changes(source="glossary"))
+    assert "3008-05-30 (as printed; probably 2008-05-30) · Changed · Glossary R › Resolve" in text
+    dates = re.findall(r"^(\d{4}-\d{2}-\d{2})(?: \(as printed; probably (\d{4}-\d{2}-\d{2})\))?", text, re.M)
+    effective = [probable or printed for printed, probable in dates]
+    assert len(effective) > 5
+    assert effective == sorted(effective, reverse=True)
+
+
+def _change(kind: str, date: str | None, note: str | None = None, **kw: object) -> Change:
+    return Change(kind=kind, date=date, raw=f"[{kind.upper()} {date}]", note=note, **kw)  # type: ignore[arg-type]
+
+
+def test_history_line_format() -> None:
+    changes = [
+        _change("changed", "2008-05-21", "a Terrain's entering play is a rulebook effect"),
+        _change("added", "2007-09-20"),
+        _change("added", "2007-09-20", paragraph=2),
+        _change("changed", "3008-05-30", anomaly="impossible year", probable_date="2008-05-30"),
+    ]
+    assert history_line(changes) == (
+        "Added 2007-09-20 · Changed 2008-05-21: a Terrain's entering play is a rulebook effect"
+        " · Changed 3008-05-30 (as printed; probably 2008-05-30)"
+    )
+
+
+def make_entry(paragraphs: list[str], **kw: object) -> Entry:
+    defaults: dict[str, object] = dict(
+        id="glossary:test",
+        source="glossary",
+        document="L5R Comprehensive Rules — Glossary T",
+        kind="term",
+        title="Test",
+        section=["Glossary T"],
+        location=Location("000_x.txt", 3, 9),
+    )
+    defaults.update(kw)
+    return Entry(paragraphs=paragraphs, **defaults)  # type: ignore[arg-type]
+
+
+def test_long_entry_split_at_paragraph_boundaries() -> None:
+    paragraphs = [f"Paragraph {i} " + "word " * 150 for i in range(40)]  # ~30,000 characters
+    entry = make_entry(paragraphs)
+    answer = Renderer(lambda _i: None).entry(entry)
+    assert len(answer.pages) >= 8
+    assert_within_limits(answer)
+    for page in answer.pages:
+        chunks = page.description.split("\n\n")
+        assert all(c.startswith("Paragraph ") for c in chunks), "a page starts and ends on whole paragraphs"
+    assert answer.pages[0].footer.endswith(f"page 1/{len(answer.pages)}")
+    joined = "\n\n".join(p.description for p in answer.pages)
+    assert joined == "\n\n".join(paragraphs)
+
+
+def test_one_huge_paragraph_is_split_between_words_with_markers() -> None:
+    words = [f"w{i}" for i in range(3000)]
+    entry = make_entry([" ".join(words)])
+    answer = Renderer(lambda _i: None).entry(entry)
+    assert len(answer.pages) >= 3
+    assert_within_limits(answer)
+    for i, page in enumerate(answer.pages):
+        d = page.description
+        if i < len(answer.pages) - 1:
+            assert d.endswith("…")
+        if i > 0:
+            assert d.startswith("…")
+    rebuilt = " ".join(p.description.strip("…") for p in answer.pages).split()
+    assert rebuilt == words  # nothing lost, no word cut
+
+
+@given(
+    st.lists(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=700), max_size=20),
+    st.integers(min_value=60, max_value=1500),
+)
+def test_paginate_never_exceeds_limit(blocks: list[str], limit: int) -> None:
+    for page in paginate(blocks, limit):
+        assert len(page) <= limit
+
+
+@given(st.text(alphabet="ab \\*_", max_size=400), st.integers(min_value=10, max_value=200))
+def test_shorten_marks_every_cut(text: str, limit: int) -> None:
+    out = shorten(text, limit)
+    assert len(out) <= limit
+    assert out == text or out.endswith("…")
+    assert not out.endswith("\\…")  # a cut never leaves a dangling escape
+
+
+def test_split_long_pieces_fit() -> None:
+    pieces = split_long("abc " * 1000, 500)
+    assert all(len(p) <= 500 for p in pieces)
+    assert pieces[0].endswith("…") and pieces[-1].startswith("…")
+
+
+def test_user_and_rule_text_cannot_mention_or_format(judge: Judge) -> None:
+    entry = make_entry(
+        ["Ping @everyone and @here and <@123456789012345678> **now** _x_ `y`"],
+        see_also=[CrossRef("Look @everyone", "glossary:look")],
+    )
+    answer = Renderer(lambda _i: None).entry(entry)
+    d = answer.pages[0].description
+    assert "@everyone" not in d and "@here" not in d and "<@123456789012345678>" not in d
+    assert "\\*\\*now\\*\\*" in d and "\\_x\\_" in d and "\\`y\\`" in d
+    # The console shows the verbatim text again (minus the zero-width space that defuses mentions).
+    assert entry.paragraphs[0] in plain(d)
+    echoed = judge.define("<@&987654321098765432> @everyone zzqqxx")
+    assert "@everyone" not in echoed.title and "<@&987654321098765432>" not in echoed.title
+    assert "@everyone" not in judge.ask("@everyone rules").title
+
+
+def test_unknown_term_offers_candidates_as_buttons(judge: Judge, engine: Engine) -> None:
+    answer = judge.define("fo")  # ambiguous: Focus, Follower, For each...
+    assert answer.title == "No entry for “fo”"
+    ids = [link.entry_id for link in answer.pages[0].links]
+    assert ids == [c.id for c in engine.define("fo").candidates] and "glossary:follower" in ids
+    confident = judge.define("tar")  # Target, with Targeting paradoxes still offered
+    assert confident.title == "Target"
+    assert ("Or: Targeting paradoxes", "glossary:targeting-paradoxes") in [
+        (ln.label, ln.entry_id) for ln in confident.pages[0].links
+    ]
+
+
+def test_did_you_mean_rendering() -> None:
+    from index.results import DefineResult
+
+    cands = [
+        make_entry(["x"], id="glossary:target", title="Target"),
+        make_entry(["y"], id="glossary:terrain", title="Terrain"),
+    ]
+    answer = Renderer(lambda _i: None).define("targ", DefineResult(None, cands, "fuzzy"))
+    assert answer.title == "No entry for “targ”"
+    assert answer.pages[0].description == "Did you mean: **Target**, **Terrain**?"
+    assert [(ln.label, ln.entry_id) for ln in answer.pages[0].links] == [
+        ("Target", "glossary:target"),
+        ("Terrain", "glossary:terrain"),
+    ]
+    assert (answer.kind, answer.arg) == (render.DEFINE, "targ")
