@@ -238,16 +238,8 @@ def build(corpus: Corpus, index_dir: Path, fp: str, digest: str) -> Opened:
         ix = whoosh_index.create_in(str(tmp), make_schema())
         _write(ix, corpus)
         ix.close()
-        built_at = datetime.now(UTC).isoformat(timespec="seconds")
-        meta = {
-            "schema": SCHEMA_VERSION,
-            "fingerprint": fp,
-            "corpus_digest": digest,
-            "entries": len(corpus.entries),
-            "files": list(corpus.files),
-            "built_at": built_at,
-            "build_seconds": round(time.perf_counter() - started, 4),
-        }
+        meta = _meta(corpus, fp, digest, started)
+        built_at = meta["built_at"]
         (tmp / META).write_text(json.dumps(meta, indent=1), "utf-8")
         name = f"build-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{fp[:10]}"
         final = index_dir / name
@@ -274,7 +266,12 @@ def build_in_memory(corpus: Corpus, fp: str, digest: str) -> Opened:
     started = time.perf_counter()
     ix = RamStorage().create_index(make_schema())
     _write(ix, corpus)
-    meta = {
+    return Opened(ix, _meta(corpus, fp, digest, started), None)
+
+
+def _meta(corpus: Corpus, fp: str, digest: str, started: float) -> dict:
+    """What an index records about itself: the fingerprint that decides staleness, and build figures."""
+    return {
         "schema": SCHEMA_VERSION,
         "fingerprint": fp,
         "corpus_digest": digest,
@@ -283,7 +280,6 @@ def build_in_memory(corpus: Corpus, fp: str, digest: str) -> Opened:
         "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_seconds": round(time.perf_counter() - started, 4),
     }
-    return Opened(ix, meta, None)
 
 
 def _pid_alive(pid: int) -> bool:
