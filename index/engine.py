@@ -659,6 +659,11 @@ class Engine:
                 ranked.append((0, st.order[eid], eid))
             elif f" {key}" in f" {name}":
                 ranked.append((1, st.order[eid], eid))
+            elif len(key) >= 4 and (
+                fuzz.ratio(key, name[: len(key) + 1]) >= FUZZY_COMPLETE_CUTOFF
+                or (" " in key and fuzz.token_set_ratio(key, name) >= 90)
+            ):
+                ranked.append((2, st.order[eid], eid))  # one typo or word away: "moshi eihme", "house of black"
         for _r, _o, eid in sorted(ranked):
             if eid not in seen:
                 seen.add(eid)
@@ -733,7 +738,31 @@ def _complete(
         out.setdefault(eid, None)
         if len(out) >= limit:
             break
+    if len(out) < limit and len(key) >= 4:
+        # A judge typing "targt" still deserves suggestions: names whose start (or whole) is one typo away.
+        n = len(key) + 1
+        scored = []
+        for eid, name in _folded_names(display).items():
+            score = max(fuzz.ratio(key, name[:n]), fuzz.ratio(key, name))
+            if score >= FUZZY_COMPLETE_CUTOFF and eid not in out:
+                scored.append((-score, len(name), eid))
+        for _s, _l, eid in sorted(scored)[: limit - len(out)]:
+            out.setdefault(eid, None)
     return [(display[i], i) for i in out]
+
+
+FUZZY_COMPLETE_CUTOFF = 80
+_FOLDED_CACHE: dict[int, tuple[dict[str, str], dict[str, str]]] = {}
+
+
+def _folded_names(display: dict[str, str]) -> dict[str, str]:
+    """Folded display names by id, computed once per index state (display dicts never change once built)."""
+    cached = _FOLDED_CACHE.get(id(display))
+    if cached is None or cached[0] is not display:
+        cached = (display, {eid: fold(name) for eid, name in display.items()})
+        _FOLDED_CACHE.clear()  # one live state at a time is the norm; never grow without bound
+        _FOLDED_CACHE[id(display)] = cached
+    return cached[1]
 
 
 def _highlight(text: str, spans: list[tuple[int, int]]) -> str:

@@ -248,6 +248,25 @@ def test_complete_word_starts_and_disambiguated_names(engine: Engine) -> None:
     assert all(len(n) <= 100 for n, _ in engine.complete("i"))
 
 
+@pytest.mark.parametrize(
+    ("typed", "first"),
+    [
+        ("targt", "glossary:target"),
+        ("ranged atack", "glossary:ranged-attack"),
+        ("transfering", "glossary:transfer"),
+        ("expereinced", "glossary:experienced"),
+    ],
+)
+def test_complete_tolerates_a_typo_after_prefix_matches(engine: Engine, typed: str, first: str) -> None:
+    assert ids_of(engine.complete(typed))[0] == first
+    assert engine.complete("xyzzy") == []
+
+
+def test_complete_banned_tolerates_a_typo(engine: Engine) -> None:
+    assert ids_of(engine.complete_banned("moshi eihme")) == ["obsidian-hand:banned-moshi-eihime"]
+    assert ids_of(engine.complete_banned("house of black"))[:1] == ["obsidian-hand:banned-house-of-the-black-lion"]
+
+
 # ------------------------------------------------------------------------------------ section
 @pytest.mark.parametrize(
     ("ref", "expected"),
