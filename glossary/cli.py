@@ -75,6 +75,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 1 if corpus.errors else 0
 
 
+_COMMANDS = ("parse", "lint", "export", "summary")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m glossary",
@@ -100,9 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or (argv[0] not in _COMMANDS and argv[0] not in {"-h", "--help"}):
+        # The summary is the default: `python -m glossary PATH` / `--sources PATH` mean `summary PATH`.
+        argv = ["summary", *argv]
     args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["summary", *(argv or [])])
     try:
         return args.func(args)
     except BrokenPipeError:

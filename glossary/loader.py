@@ -71,6 +71,8 @@ def read_source(path: Path, name: str | None = None) -> str:
         raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
     if not data.strip():
         raise SourceError(name, "empty file")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SourceError(name, "UTF-16 text, not UTF-8; re-save the file as UTF-8", 1)
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise SourceError(name, "binary file (NUL byte), not a text document", line)

@@ -10,8 +10,9 @@ Page rules (documented in the README):
 
 * The page title is the first line of the form ``Glossary <X>`` before the first heading.
 * A heading is a line ``[edit] Term`` (or ``Term [edit]``); it starts an entry that runs to the next
-  heading or to the footer. Each non-empty line is one paragraph, verbatim except that a leading
-  ``•`` bullet is written as ``- `` (the shipped pages' bullet form) so both styles agree.
+  heading or to the footer. Each non-empty line is one paragraph, verbatim (stripped of surrounding
+  whitespace only; a ``•`` bullet stays a ``•``, a ``- `` bullet stays ``- ``): the styles give the same
+  entries, titles, stamps and links, each quoting its own file exactly.
 * The footer starts at the first footer line after the first heading ("Back to the Comprehensive
   Rules", "Retrieved from ...", "Personal tools", "Views", "Navigation", "Search", "Toolbox",
   "This page was last modified ...", "Categories: ..."); everything from there on is page chrome.
@@ -116,10 +117,13 @@ def page_url(page_title: str) -> str:
     return BASE_URL + quote(page_title.replace(" ", "_"), safe=":/", errors="replace")
 
 
-def find_cross_refs(paragraphs: list[str]) -> list[CrossRef]:
-    """References written as "See X" / "(see X)" / 'See "x."', deduplicated in order; targets left None."""
-    found: list[str] = []
-    for paragraph in paragraphs:
+def find_cross_refs(paragraphs: list[str], lines: list[int] | None = None) -> list[CrossRef]:
+    """References written as "See X" / "(see X)" / 'See "x."', deduplicated in order; targets left None.
+
+    ``lines`` (one source line number per paragraph) lets lint point at the line a reference is on.
+    """
+    found: dict[str, int | None] = {}
+    for index, paragraph in enumerate(paragraphs):
         for match in _SEE_RE.finditer(paragraph):
             body = match.group("body")
             if body[0] in _QUOTE:
@@ -130,8 +134,8 @@ def find_cross_refs(paragraphs: list[str]) -> list[CrossRef]:
             for name in names:
                 name = name.strip().removeprefix("Glossary,").strip().rstrip(".,:").strip()
                 if name and name not in found:
-                    found.append(name)
-    return [CrossRef(text=name) for name in found]
+                    found[name] = lines[index] if lines and index < len(lines) else None
+    return [CrossRef(text=name, line=line) for name, line in found.items()]
 
 
 def derive_aliases(title: str, paragraphs: list[str]) -> list[str]:
@@ -260,7 +264,7 @@ def _entry(
         location=Location(file, heading.number, kept[-1].number if kept else heading.number),
         aliases=derive_aliases(title, paragraphs),
         changes=changes,
-        see_also=find_cross_refs(paragraphs),
+        see_also=find_cross_refs(paragraphs, [line.number for line in kept]),
         url=f"{url}#{anchor(title)}",
     )
 

@@ -69,6 +69,7 @@ class CrossRef:
 
     text: str
     target: str | None = None
+    line: int | None = None  # source line where the reference is written, when known (for lint)
 
 
 @dataclass

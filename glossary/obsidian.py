@@ -32,6 +32,7 @@ from glossary.model import (
     SourceError,
     make_id,
 )
+from glossary.stamps import probable_year
 
 SOURCE = "obsidian-hand"
 DOCUMENT = "The Obsidian Hand Ruleset"
@@ -174,6 +175,7 @@ class _Builder:
         self.anomalies: list[Anomaly] = []
         self.stubs: dict[str, str] = {}  # stub entry id -> referenced text ("Enlightened Open")
         self.update_items: dict[str, list[_Line]] = {}  # update id -> its item lines (before "Old")
+        self.lines: dict[str, list[int]] = {}  # entry id -> source line number of each paragraph
         self._ids: set[str] = set()
 
     def anomaly(self, line: int, kind: str, message: str) -> None:
@@ -199,6 +201,7 @@ class _Builder:
             self.anomaly(head.no, "duplicate-id", f"{entry_id} already used; this one is {entry_id}-{n}")
             entry_id = f"{entry_id}-{n}"
         self._ids.add(entry_id)
+        self.lines[entry_id] = [ln.no for ln in body]
         last = body[-1].no if body else head.no
         entry = Entry(
             id=entry_id,
@@ -258,11 +261,22 @@ def _parse_updates(part: _Part, b: _Builder) -> None:
     for head, m, body in blocks:
         month, day, year = int(m["m"]), int(m["d"]), int(m["y"])
         iso = f"{year:04d}-{month:02d}-{day:02d}"
-        anomaly = None
+        anomaly = probable = None
         try:
-            date(year, month, day)
+            written = date(year, month, day)
         except ValueError as exc:
             anomaly = f"impossible date {head.bare}: {exc}"
+        else:
+            if written > date.today():  # kept as written, like a glossary stamp; the lint says why
+                anomaly = f"impossible date {head.bare} ({iso} is in the future)"
+                year_fix = probable_year(year, date.today())
+                try:
+                    probable = date(year_fix, month, day).isoformat() if year_fix is not None else None
+                except ValueError:  # 29 February in a non-leap corrected year
+                    probable = None
+                if probable:
+                    anomaly += f"; probably {probable}"
+        if anomaly:
             b.anomaly(head.no, "impossible-date", anomaly)
         raw = head.bare
         labels = [i for i, ln in enumerate(body) if ln.bare in ("Old", "New")]
@@ -295,6 +309,7 @@ def _parse_updates(part: _Part, b: _Builder) -> None:
                 note=_short_note(first) if first else None,
                 line=head.no,
                 anomaly=anomaly,
+                probable_date=probable,
                 update_id=entry.id,
             )
         )
@@ -527,7 +542,7 @@ def _resolve_references(b: _Builder) -> None:
         if e.kind == "update":
             continue
         seen: set[str] = set()
-        for para in e.paragraphs:
+        for para, line_no in zip(e.paragraphs, b.lines.get(e.id, []), strict=True):
             for m in _SEE.finditer(para):
                 text = m.group(1)
                 if text in seen:
@@ -539,10 +554,10 @@ def _resolve_references(b: _Builder) -> None:
                 target = keys[best[0]] if best else None
                 if target == e.id:
                     continue
-                e.see_also.append(CrossRef(text=text, target=target))
+                e.see_also.append(CrossRef(text=text, target=target, line=line_no))
                 if target is None and e.id in b.stubs:
                     b.anomaly(
-                        e.location.first_line,
+                        line_no,
                         "dangling-reference",
                         f"{e.title}: 'see {text}' names no ability in this document",
                     )
@@ -586,7 +601,7 @@ def _link_updates(b: _Builder) -> None:
             entry = by_id[target]
             if all(ref.target != target for ref in update.see_also):
                 text = f"{entry.title} ({entry.group})" if entry.kind == "ability" else entry.title
-                update.see_also.append(CrossRef(text=text, target=target))
+                update.see_also.append(CrossRef(text=text, target=target, line=item.no))
             kind: ChangeKind = "added" if entry.kind == "banned" and stamp.kind == "added" else "changed"
             entry.changes.append(
                 Change(
@@ -596,13 +611,40 @@ def _link_updates(b: _Builder) -> None:
                     note=_short_note(item.bare),
                     line=stamp.line,
                     anomaly=stamp.anomaly,
+                    probable_date=stamp.probable_date,
                     update_id=update.id,
                 )
             )
         if not links:
             topic = _topic(" ".join(ln.bare for ln in items))
             if topic:
-                update.see_also.append(CrossRef(text=topic, target=None))
+                update.see_also.append(CrossRef(text=topic, target=None, line=items[0].no))
+
+
+def _stem(word: str) -> str:
+    """Crude English stem, enough to find "Performing" in "performing" or "Targeting" in "target"."""
+    word = word.lower()
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _narrow(candidates: list[Entry], predicate: str) -> list[Entry]:
+    """Several same-named entries ("Ninjitsu" Open and Reaction): keep those whose text has what was changed.
+
+    "Ninjitsu – added Performing" changed the Ninjitsu abilities whose text says "performing", not the
+    one that does not; a wrong link in front of a judge is worse than a missing one. When the item names
+    nothing that tells them apart, all candidates stay linked.
+    """
+    if len(candidates) < 2:
+        return candidates
+    word = _CAPITALISED.search(" " + predicate.strip(" –—-"))
+    if word is None:
+        return candidates
+    stem = _stem(word.group(1))
+    having = [e for e in candidates if stem in " ".join(e.paragraphs).lower()]
+    return having if having else candidates
 
 
 def _targets_of(line: str, named: list[Entry]) -> list[str]:
@@ -626,7 +668,8 @@ def _targets_of(line: str, named: list[Entry]) -> list[str]:
             )
             if hits:
                 top = max(score for _, score, _ in hits)
-                ids += [pool[i].id for _, score, i in hits if score == top and pool[i].id not in ids]
+                best = [pool[i] for _, score, i in hits if score == top]
+                ids += [e.id for e in _narrow(best, line[subjects.end() - 1 :]) if e.id not in ids]
         return ids
     sentence = _short_note(line)
     if banned:

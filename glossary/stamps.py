@@ -134,7 +134,7 @@ def _join_notes(*parts: str) -> str | None:
     return "; ".join(kept) or None
 
 
-def _probable_year(year: int, today: datetime.date) -> int | None:
+def probable_year(year: int, today: datetime.date) -> int | None:
     """The unique year in [EARLIEST_YEAR, today] that differs from ``year`` in exactly one digit."""
     written = f"{year:04d}"
     candidates = set()
@@ -161,7 +161,7 @@ def _read_date(match: re.Match[str], today: datetime.date) -> tuple[str, str | N
     except ValueError:
         return iso, None, [("impossible-date", f"impossible date {iso}: no such day")]
     if written > today or year < EARLIEST_YEAR:
-        probable = _probable_year(year, today)
+        probable = probable_year(year, today)
         probable_iso = None
         if probable is not None:
             try:

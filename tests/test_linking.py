@@ -50,6 +50,39 @@ def test_format_rules_override_same_topic_both_ways(corpus: Corpus) -> None:
     assert section.id in family.overridden_by and family.id in section.overrides
 
 
+def test_every_override_link_on_the_shipped_corpus(corpus: Corpus) -> None:
+    """The complete set, so a new wrong link fails here (a wrong link is worse than none)."""
+    pairs = sorted((e.id, target) for e in corpus.entries for target in e.overrides)
+    assert pairs == [
+        ("obsidian-hand:ability-equip", "glossary:equip"),
+        ("obsidian-hand:ability-tactical-advantage", "glossary:tactical"),
+        ("obsidian-hand:ii-b-family-honor", "glossary:family-honor"),
+        ("obsidian-hand:ii-e-enlightenment", "glossary:enlightenment-victory"),
+        ("obsidian-hand:update-2015-10-20", "glossary:terrain"),
+        ("obsidian-hand:update-2015-10-25", "glossary:terrain"),
+    ]
+    back = sorted((source, e.id) for e in corpus.entries for source in e.overridden_by)
+    assert back == sorted((a, b) for a, b in pairs)
+
+
+def test_subheading_named_inside_its_parent_heading_overrides_the_glossary_topic(corpus: Corpus) -> None:
+    """"Enlightenment" under "E. Victory Conditions" is the glossary's "Enlightenment victory"."""
+    victory = entry(corpus, "glossary:enlightenment-victory")
+    assert victory.overridden_by == ["obsidian-hand:ii-e-enlightenment"]
+    # its siblings name no glossary entry on these pages, and the parent itself is not "Victory Conditions X"
+    for sibling in ("military", "dishonor", "honor", "special-victory-conditions"):
+        assert entry(corpus, f"obsidian-hand:ii-e-{sibling}").overrides == []
+
+
+def test_a_format_rule_restating_a_glossary_rule_overrides_it(corpus: Corpus) -> None:
+    """"Tactical Advantage" repeats the glossary's Tactical Battle ability word for word (14 words)."""
+    assert entry(corpus, "obsidian-hand:ability-tactical-advantage").overrides == ["glossary:tactical"]
+    assert entry(corpus, "glossary:tactical").overridden_by == ["obsidian-hand:ability-tactical-advantage"]
+    # sharing a shorter phrase ("...the same title but different experience levels") is not the same topic
+    assert entry(corpus, "obsidian-hand:ii-f-deck-restrictions").overrides == []
+    assert entry(corpus, "glossary:experienced").overridden_by == []
+
+
 def test_terrain_updates_amend_the_glossary_terrain(corpus: Corpus) -> None:
     terrain = entry(corpus, "glossary:terrain")
     assert {"obsidian-hand:update-2015-10-20", "obsidian-hand:update-2015-10-25"} <= set(terrain.overridden_by)

@@ -48,6 +48,14 @@ def test_read_source_messages_name_file_and_line(bad_files: dict[str, Path]) -> 
         read_source(bad_files["cp1252"])
 
 
+def test_utf16_file_is_named_as_such(tmp_path: Path) -> None:
+    page = tmp_path / "utf16.txt"
+    page.write_bytes(TARGET_PAGE.read_text(encoding="utf-8").encode("utf-16"))
+    with pytest.raises(SourceError) as caught:
+        read_source(page)
+    assert str(caught.value) == f"{page}:1: UTF-16 text, not UTF-8; re-save the file as UTF-8"
+
+
 def test_bad_files_do_not_stop_good_ones(bad_files: dict[str, Path], tmp_path: Path) -> None:
     shutil.copy(TARGET_PAGE, tmp_path / "glossary_t.txt")
     corpus = load_corpus([tmp_path])

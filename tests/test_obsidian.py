@@ -113,9 +113,9 @@ UPDATES = {
         [
             "iii-a-starting-holdings",
             "ability-ninjitsu-open",
-            "ability-ninjitsu-reaction",
             "ability-enlightened-open",
             "ability-lobby",
+            "ability-ninjitsu-reaction",  # first named by the "reworded to cite Targeting" line
             "ability-favor-battle",
             "ability-proclaim",
         ],
@@ -194,6 +194,10 @@ def test_changed_entries_carry_the_update(by_id: dict[str, Entry]) -> None:
         ("changed", "2016-01-11", "[01/11/2016]", P + "update-2016-01-11")
     ]
     assert [c.note for c in by_id[P + "ability-ninjitsu-open"].changes] == [LINES[37], LINES[39]]
+    # "Ninjitsu – added Performing": only the Ninjitsu whose text says "performing" (Open, not Reaction);
+    # "Ninjitsu – reworded to explicitly cite Targeting": both name a target, so both.
+    assert "performing" not in by_id[P + "ability-ninjitsu-reaction"].text
+    assert [c.note for c in by_id[P + "ability-ninjitsu-reaction"].changes] == [LINES[39]]
     assert [c.note for c in by_id[P + "ability-proclaim"].changes] == [
         "Proclaim – limited its use to the player’s turn"
     ]
@@ -548,8 +552,9 @@ def test_dangling_stub_is_reported() -> None:
     )
     doc = parse_obsidian(text, "o.txt")
     stub = doc.entries[-1]
-    assert [(r.text, r.target) for r in stub.see_also] == [("Nothing Here", None)]
-    assert ("dangling-reference", 4) in [(a.kind, a.line) for a in doc.anomalies]
+    assert [(r.text, r.target, r.line) for r in stub.see_also] == [("Nothing Here", None, 5)]
+    # reported on the line that holds the reference, not on the ability's name line
+    assert ("dangling-reference", 5) in [(a.kind, a.line) for a in doc.anomalies]
 
 
 def _safe_parse(text: str) -> None:
@@ -608,3 +613,19 @@ def test_mutated_document_never_escapes(ops: list[tuple[str, int, str]]) -> None
 def test_structural_junk_lines_never_escape(junk: str) -> None:
     for i in range(0, len(LINES), 37):
         _safe_parse("\n".join([*LINES[:i], junk, *LINES[i:]]))
+
+
+def test_future_update_date_is_kept_and_reported_with_the_probable_date() -> None:
+    text = (
+        "The Obsidian Hand Ruleset\nUpdates\n[02/15/3016]\nMoshi Eihime added to Banned List\n"
+        "Banned Cards\n*** Personalities ***\nMoshi Eihime\n"
+    )
+    doc = parse_obsidian(text, "o.txt")
+    update, moshi = doc.entries[0], doc.entries[-1]
+    expected = "impossible date [02/15/3016] (3016-02-15 is in the future); probably 2016-02-15"
+    assert [(c.date, c.probable_date, c.anomaly) for c in update.changes] == [
+        ("3016-02-15", "2016-02-15", expected)
+    ]
+    # the banned card carries the same change, still dated as written
+    assert [(c.kind, c.date, c.probable_date) for c in moshi.changes] == [("added", "3016-02-15", "2016-02-15")]
+    assert ("impossible-date", 3) in [(a.kind, a.line) for a in doc.anomalies]
