@@ -24,7 +24,7 @@ from whoosh.analysis import (
     Tokenizer,
 )
 from whoosh.analysis.filters import STOP_WORDS
-from whoosh.lang.porter import stem as porter_stem
+from whoosh.lang.porter2 import stem as porter2_stem
 from whoosh.support.charset import accent_map
 
 # Typographic variants mapped 1:1 to ASCII so character offsets stay valid for highlighting.
@@ -239,7 +239,9 @@ def rule_analyzer(stem: bool = True, stops: bool = True) -> Composable:
     if stops:
         chain = chain | StopFilter(stoplist=STOPS, minsize=1, renumber=False)
     if stem:
-        chain = chain | StemFilter(cachesize=-1)
+        # Porter2 (Snowball English), not the original Porter: Porter cuts "focus" to "focu" but
+        # "focusing" to "focus" (likewise bonus, status) and keeps "transferr", so forms never met.
+        chain = chain | StemFilter(stemfn=porter2_stem, cachesize=-1)
     return chain
 
 
@@ -261,8 +263,8 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """Porter stem of one already-folded word (same stemmer as the index)."""
-    return porter_stem(word)
+    """Porter2 stem of one already-folded word (same stemmer as the index)."""
+    return porter2_stem(word)
 
 
 def fold(text: str) -> str:

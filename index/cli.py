@@ -63,10 +63,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _entry_dict(entry: Entry, **extra: Any) -> dict[str, Any]:
-    d = Hit(entry, 0.0, "", None, list(entry.changes)).to_dict()
+def _entry_dict(entry: Entry, score: float = 0.0, **extra: Any) -> dict[str, Any]:
+    """A name lookup's row: same fields as a search hit; the snippet is the entry's opening paragraph."""
+    from index.engine import _md_escape
+
+    snippet = _md_escape(entry.paragraphs[0]) if entry.paragraphs else ""
+    d = Hit(entry, score, snippet, 0 if entry.paragraphs else None, list(entry.changes)).to_dict()
     d.update(extra)
     return d
+
+
+def _change_dict(rec: ChangeRecord) -> dict[str, Any]:
+    """A change row: the change's own fields (``kind`` is the change kind) plus the documented result fields.
+
+    ``snippet`` is the paragraph the stamp dates (or the opening one), ``changes`` is this one change.
+    """
+    from index.engine import _md_escape
+
+    e, c = rec.entry, rec.change
+    para = c.paragraph if c.paragraph is not None and 0 <= c.paragraph < len(e.paragraphs) else 0
+    row = rec.to_dict()
+    row.update(
+        text=e.text,
+        snippet=_md_escape(e.paragraphs[para]) if e.paragraphs else "",
+        changes=[c.__dict__.copy()],
+        entry_kind=e.kind,
+        url=e.url,
+        score=None,
+    )
+    return row
 
 
 def _wrap(text: str, indent: str = "   ") -> str:
@@ -128,6 +153,13 @@ def run(argv: list[str] | None = None) -> int:
         _emit(args, result, lambda: print(format_bench(result)))
         return 0
     engine = Engine.open(args.sources, args.index_dir)
+    # A mistyped --sources path or an unparsable file must not pass for "No entry found.".
+    for err in engine.corpus.errors:
+        print(f"python -m index: warning: {err}", file=sys.stderr)
+    if not engine.corpus.entries:
+        engine.close()
+        print("python -m index: error: no entries loaded from the sources", file=sys.stderr)
+        return EXIT_ERROR
     try:
         return _dispatch(engine, args)
     finally:
@@ -138,7 +170,9 @@ def _dispatch(engine: Any, args: argparse.Namespace) -> int:
     cmd = args.command
     limit = args.limit or 5
     if cmd in ("build", "stats"):
-        stats = engine.reload() if cmd == "build" else engine.stats()
+        stats = engine.stats()
+        if cmd == "build" and not stats["rebuilt"]:  # opening just built it (none, stale or corrupt): once is enough
+            stats = engine.reload()
         _emit(args, stats, lambda: print("\n".join(f"{k}: {v}" for k, v in stats.items())))
         return 0
     if cmd == "eval":
@@ -185,7 +219,7 @@ def _dispatch(engine: Any, args: argparse.Namespace) -> int:
             if not shown:
                 print("No changes.")
 
-        _emit(args, [r.to_dict() for r in shown], human_changes)
+        _emit(args, [_change_dict(r) for r in shown], human_changes)
         return 0
     if cmd == "banned":
         b = engine.banned(" ".join(args.card))

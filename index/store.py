@@ -37,7 +37,7 @@ from index.analysis import STEMMED, WORDS, compact, fold
 log = logging.getLogger("index")
 
 # Bump when the schema, the analyzer or the document mapping changes: old indexes then rebuild.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 POINTER = "CURRENT"
 META = "meta.json"
 ENV_INDEX_DIR = "L5R_INDEX_DIR"

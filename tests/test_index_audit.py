@@ -1,0 +1,136 @@
+"""Acceptance-audit fixes of the index: Porter2 stemming, strict dates, section numbers, CLI JSON rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from glossary.loader import SHIPPED_SOURCES
+from index import store
+from index.analysis import stem, terms
+from index.cli import main
+from index.engine import Engine
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("ix"))
+    yield eng
+    eng.close()
+
+
+def test_stemmer_joins_word_forms_original_porter_split() -> None:
+    # Porter stemmed "focus" to "focu" but "focusing" to "focus"; Porter2 gives both "focus".
+    assert terms("focus") == terms("focusing") == terms("focused") == ["focus"]
+    assert stem("transferring") == stem("transfer") == "transfer"
+    assert stem("bonus") == "bonus"
+
+
+def test_question_about_a_word_form_of_a_title_finds_it(engine: Engine) -> None:
+    got = [h.entry.id for h in engine.search("what does focusing a card mean in a duel", limit=3)]
+    assert got[0] == "glossary:focus"
+
+
+@pytest.mark.parametrize("bad", ["2015-13", "2015-02-30", "2015-00", "0000"])
+def test_impossible_dates_rejected(engine: Engine, bad: str) -> None:
+    with pytest.raises(ValueError, match="since must be a date"):
+        engine.changes(since=bad)
+    with pytest.raises(ValueError, match="since must be a date"):
+        engine.search("terrain", since=bad)
+
+
+def test_partial_dates_still_accepted(engine: Engine) -> None:
+    assert [r.entry.id for r in engine.changes(since="2016-02", until="2016")][:1] in (
+        ["obsidian-hand:update-2016-02-15"],
+        ["obsidian-hand:banned-moshi-eihime"],
+    )
+
+
+def test_unknown_section_number_gives_nothing(engine: Engine) -> None:
+    assert engine.section("II.Z") == []
+    assert engine.section("IV") == []
+
+
+def test_section_number_with_word_and_part_number(engine: Engine) -> None:
+    got = [h.entry.id for h in engine.section("Section II.F", limit=3)]
+    assert got == [
+        "obsidian-hand:ii-f-deck-constructions-and-restrictions",
+        "obsidian-hand:ii-f-the-play-deck-and-deck-construction",
+        "obsidian-hand:ii-f-deck-restrictions",
+    ]
+    assert [h.entry.id for h in engine.section("II", limit=2)] == [
+        "obsidian-hand:ii-a-clan-alignment",
+        "obsidian-hand:ii-b-family-honor",
+    ]
+
+
+def _cli(capsys: pytest.CaptureFixture[str], ix: Path, *argv: str) -> tuple[int, str, str]:
+    code = main([*argv, "--index-dir", str(ix), "--sources", str(SHIPPED_SOURCES)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+REQUIRED = ("id", "title", "source", "section", "text", "snippet", "changes", "citation", "score")
+
+
+def test_every_json_row_has_the_documented_fields(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    ix = tmp_path / "ix"
+    for argv in (
+        ("define", "targt"),
+        ("search", "is a terrain an enemy card?"),
+        ("section", "II.F"),
+        ("changes", "--since", "2016-01-01"),
+        ("banned", "House of Black Lion"),
+    ):
+        code, out, err = _cli(capsys, ix, *argv, "--json", "--limit", "2")
+        rows = json.loads(out)
+        assert code == 0 and 1 <= len(rows) <= 2, (argv, err)
+        for row in rows:
+            assert [k for k in REQUIRED if k not in row] == [], argv
+            assert row["snippet"] or not row["text"], argv  # a bare heading (II.F) has no text of its own
+
+
+def test_changes_json_row_is_the_change_and_its_paragraph(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = _cli(capsys, tmp_path / "ix", "changes", "--source", "glossary", "--json", "--limit", "1")
+    (row,) = json.loads(out)
+    assert row["id"] == "glossary:entering-play-honor-loss" and row["kind"] == "clarified"
+    assert row["entry_kind"] == "term" and row["date"] == "2008-07-08"
+    assert row["changes"] == [{k: row[k] for k in row["changes"][0]}]
+    assert row["snippet"].startswith("The highest amount of Honor loss")
+
+
+def test_define_json_snippet_is_the_opening_paragraph(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = _cli(capsys, tmp_path / "ix", "define", "Region", "--json")
+    row = json.loads(out)[0]
+    assert row["id"] == "glossary:region" and row["snippet"].startswith("A card type that attaches to a Province.")
+
+
+def test_build_on_an_empty_folder_builds_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    ix = tmp_path / "ix"
+    code, out, _ = _cli(capsys, ix, "build", "--json")
+    assert code == 0 and json.loads(out)["rebuilt"] is True
+    assert len([p for p in ix.glob("build-*")]) == 1
+    assert store.read_pointer(ix) is not None
+
+
+def test_impossible_date_is_a_one_line_cli_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _out, err = _cli(capsys, tmp_path / "ix", "changes", "--since", "2015-13")
+    assert code == 2 and "since must be a date" in err and len(err.strip().splitlines()) == 1
+
+
+def test_missing_sources_are_reported_not_silent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = main(["define", "targt", "--index-dir", str(tmp_path / "ix"), "--sources", str(tmp_path / "nowhere")])
+    _out, err = capsys.readouterr()
+    assert code == 1
+    assert err.splitlines() == [
+        f"python -m index: warning: {tmp_path / 'nowhere'}: no such file or folder",
+        "python -m index: error: no entries loaded from the sources",
+    ]
+    code = main(
+        ["define", "targt", "--index-dir", str(tmp_path / "ix"), "--sources", str(SHIPPED_SOURCES), str(tmp_path / "x")]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0 and out.startswith("Target  [glossary:target]") and "no such file or folder" in err
