@@ -134,7 +134,8 @@ class JudgeBot(commands.AutoShardedBot):
             tree_cls=JudgeTree,
             shard_count=settings.shard_count,
             shard_ids=list(settings.shard_ids) if settings.shard_ids else None,
-            owner_ids=set(settings.owner_ids) or None,
+            # OWNER_IDS are checked in addition to the application's owner (see cogs.admin), so they are
+            # not given to discord.py, whose owner_ids would replace the application owner instead.
             **options,
         )
         self.settings = settings
@@ -154,6 +155,8 @@ class JudgeBot(commands.AutoShardedBot):
             self.engine = await asyncio.to_thread(open_engine, self.settings)
             log.info("engine opened in %.2f s", time.perf_counter() - started)
         self._judge = Judge(self.engine, self.settings.rulebook_url)
+        for error in self.engine.corpus.errors:  # e.g. a house-rulings file with no ruling in it
+            log.warning("source not loaded: %s", error)
         if self.settings.api_base:
             url = await discover_gateway(self.http)
             log.info("using API base %s, gateway %s", self.settings.api_base, url)

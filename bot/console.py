@@ -7,6 +7,7 @@ a test) sees exactly the answers the bot would post.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -88,13 +89,27 @@ def to_text_line(message: str) -> str:
 
 
 def run_console(judge: Judge, once: str | None = None) -> int:
+    """Ctrl-C and a closed output pipe (``| head``) end the console quietly, never with a traceback."""
     console = Console(judge)
-    if once is not None:
-        text = console.answer(once)
-        print(text)
-        return 1 if text.startswith(("Error:", "Unknown command")) else 0
-    interactive = sys.stdin.isatty()
-    if interactive:
-        with contextlib.suppress(ImportError):
-            import readline  # noqa: F401  (line editing and history at the prompt)
-    return console.loop(sys.stdin, sys.stdout, interactive)
+    try:
+        if once is not None:
+            text = console.answer(once)
+            if not text:
+                print("Error: give a command, e.g. python -m bot ask \"/define target\"", file=sys.stderr)
+                return 2
+            print(text)
+            return 1 if text.startswith(("Error:", "Unknown command")) else 0
+        interactive = sys.stdin.isatty()
+        if interactive:
+            with contextlib.suppress(ImportError):
+                import readline  # noqa: F401  (line editing and history at the prompt)
+        return console.loop(sys.stdin, sys.stdout, interactive)
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):
+            print(file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away; point stdout at devnull so the interpreter's final flush is silent too.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -213,15 +213,20 @@ class Renderer:
             return f"{self.rulebook_url}/{entry_href(entry)}"
         return entry.url
 
-    def citation_text(self, entry: Entry) -> str:
-        """Citation plus the links a judge can click: the source page and the exported rulebook."""
-        text = escape(citation(entry))
+    def citation_text(self, entry: Entry, limit: int = FIELD_VALUE_LIMIT) -> str:
+        """Citation plus the links a judge can click: the source page and the exported rulebook.
+
+        Within ``limit`` the citation words are shortened first: a link cut in half would not work.
+        """
         links = []
         if entry.url:
             links.append(f"[source page]({entry.url})")
         if self.rulebook_url:
             links.append(f"[rulebook]({self.rulebook_url}/{entry_href(entry)})")
-        return text + (" · " + " · ".join(links) if links else "")
+        tail = " · " + " · ".join(links) if links else ""
+        if len(tail) > limit // 2:  # absurdly long URLs: keep the citation readable, drop the links
+            tail = ""
+        return shorten(escape(citation(entry)), limit - len(tail)) + tail
 
     def _finish(
         self,
@@ -250,13 +255,19 @@ class Renderer:
     # -- entries ---------------------------------------------------------------------------------
 
     def entry(self, entry: Entry, *, kind: str = ENTRY, arg: str | None = None, extra: Sequence[Link] = ()) -> Answer:
-        """An entry in full: a format rule overriding it first, then its verbatim text, history, citation."""
+        """An entry in full: format rules amending it first, then house rulings, then its verbatim text,
+        history and citation."""
         blocks: list[str] = []
         fields: list[Field] = []
-        overriders = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None]
+        found = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None]
+        # The format's own rules first, then the server's house rulings (never called the format's rule).
+        overriders = [e for e in found if e.source != "house"] + [e for e in found if e.source == "house"]
         for rule in overriders:
-            label = SOURCE_LABELS.get(rule.source, rule.document)
-            blocks.append(f"**{escape(label)} rule — {escape(rule.title)}** (applies in that format):")
+            if rule.source == "house":
+                blocks.append(f"**House ruling — {escape(rule.title)}**{ruling_credit(rule)}:")
+            else:
+                label = SOURCE_LABELS.get(rule.source, rule.document)
+                blocks.append(f"**{escape(label)} rule — {escape(rule.title)}** (applies in that format):")
             blocks.extend(escape(p) for p in rule.paragraphs)
             history = history_line(rule.changes)
             blocks.append(f"— {self.citation_text(rule)}" + (f"\n— {escape(history)}" if history else ""))
@@ -270,11 +281,14 @@ class Renderer:
         facts = []
         if entry.group:
             facts.append(("Category" if entry.kind == "banned" else "Group") + f": {escape(entry.group)}")
-        if entry.judge:
+        if entry.source == "house":
+            facts.append("House ruling" + ruling_credit(entry))
+        elif entry.judge:
             facts.append(f"Ruled by {escape(entry.judge)}")
         if entry.overrides:
             names = [self._name(i) for i in entry.overrides]
-            facts.append("Overrides in this format: " + ", ".join(escape(n) for n in names))
+            verb = "Applies to" if entry.source == "house" else "Overrides in this format"
+            facts.append(f"{verb}: " + ", ".join(escape(n) for n in names))
         if facts:
             fields.append(Field("About", "\n".join(facts)))
         history = history_line(entry.changes)
@@ -283,8 +297,9 @@ class Renderer:
         fields.append(Field("Citation", self.citation_text(entry)))
 
         links = [Link(_label(r.text), r.target) for r in entry.see_also if r.target]
-        links += [Link(_label("Format rule: " + r.title), r.id) for r in overriders]
-        links += [Link(_label("Overrides: " + self._name(i)), i) for i in entry.overrides]
+        links += [Link(_label(_rule_kind(r) + ": " + r.title), r.id) for r in overriders]
+        applies = "Applies to: " if entry.source == "house" else "Overrides: "
+        links += [Link(_label(applies + self._name(i)), i) for i in entry.overrides]
         links += list(extra)
         links = [ln for ln in links if ln.entry_id != entry.id]
         footer = f"{SOURCE_LABELS.get(entry.source, entry.source)} · {entry.kind} · {entry.id}"
@@ -349,6 +364,8 @@ class Renderer:
     def _hit_block(self, number: int, hit: Hit) -> str:
         entry = hit.entry
         source = SOURCE_LABELS.get(entry.source, entry.source)
+        if entry.source == "house":
+            source = "House ruling" + ruling_credit(entry, escaped=False)
         head = f"**{number}. {escape(entry.title)}** — {escape(source)}"
         snippet = hit.snippet or (entry.paragraphs[hit.paragraph] if hit.paragraph is not None else entry.text)
         # The engine's snippet is Markdown (bold query words); only mentions still need defusing.
@@ -359,9 +376,12 @@ class Renderer:
         history = history_line(hit.changes or entry.changes)
         if history:
             lines.append(shorten(escape(history), 300))
-        if entry.overridden_by:
+        by_source = {found.source for found in (self.lookup(i) for i in entry.overridden_by) if found is not None}
+        if by_source - {"house"}:
             lines.append(f"Overridden in {escape(SOURCE_LABELS['obsidian-hand'])} — open it to see the format's rule")
-        lines.append(shorten(self.citation_text(entry), 400))
+        if "house" in by_source:
+            lines.append("A house ruling applies — open it to see the ruling")
+        lines.append(self.citation_text(entry, 400))
         return "\n".join(lines)
 
     # -- change history, banned list, messages -----------------------------------------------------
@@ -385,8 +405,11 @@ class Renderer:
 
     def _change_line(self, record: ChangeRecord) -> str:
         change, entry = record.change, record.entry
-        parts = [*entry.section[-1:], entry.title] if entry.section[-1:] != [entry.title] else [entry.title]
-        where = " › ".join(parts)
+        if entry.source == "house":  # the ruling's file title is noise here; say what it is and who ruled
+            where = f"House ruling › {entry.title}" + (f" ({entry.judge})" if entry.judge else "")
+        else:
+            parts = [*entry.section[-1:], entry.title] if entry.section[-1:] != [entry.title] else [entry.title]
+            where = " › ".join(parts)
         line = f"**{_date_text(change)}** · {change.kind.capitalize()} · {escape(where)}"
         if change.note:
             line += f": {escape(change.note)}"
@@ -441,6 +464,21 @@ class Renderer:
         return Answer(shorten(title, TITLE_LIMIT), pages, kind=kind, arg=arg, colour=colour)
 
 
+def ruling_credit(entry: Entry, *, escaped: bool = True) -> str:
+    """`` (Judge, 2026-11-01)`` for a house ruling: who ruled and when (the earliest date), if known."""
+    dates = sorted(c.date for c in entry.changes if c.date)
+    parts = [entry.judge or "", dates[0] if dates else ""]
+    text = ", ".join(p for p in parts if p)
+    if not text:
+        return ""
+    return f" ({escape(text) if escaped else text})"
+
+
+def _rule_kind(entry: Entry) -> str:
+    """Button prefix for an entry that amends another: a house ruling is not the format's rule."""
+    return "House ruling" if entry.source == "house" else "Format rule"
+
+
 def _label(text: str) -> str:
     """Button labels are plain text (no Markdown), at most 80 characters."""
     return shorten(" ".join(text.split()), BUTTON_LABEL_LIMIT) or "Open"
@@ -457,6 +495,7 @@ def _unique_links(links: Iterable[Link]) -> list[Link]:
 
 
 _BOLD = re.compile(r"(?<!\\)\*\*")
+_CODE = re.compile(r"(?<!\\)`")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _LINK = re.compile(r"(?<!\\)\[([^\]]+)\]\((https?://[^)\s]+)\)")
 
@@ -465,6 +504,7 @@ def plain(markdown: str) -> str:
     """Discord Markdown as terminal text: drop bold markers and undo escapes (rule text is verbatim again)."""
     text = _LINK.sub(r"\1 <\2>", markdown)
     text = _BOLD.sub("", text)
+    text = _CODE.sub("", text)
     text = text.replace("\u200b", "")
     return _ESCAPE.sub(r"\1", text)
 

@@ -8,6 +8,7 @@ buttons carry their whole state in a custom id and keep working after a restart.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from datetime import date
 from importlib import metadata
@@ -167,6 +168,11 @@ class Judge:
             "Every lookup takes `private:True` to answer only you; a private answer has a "
             "**Post in channel** button. Buttons open cross-references and page through results."
         )
+        if any(e.source == "house" for e in self.engine.corpus.entries):
+            blocks.append(
+                "This server's **house rulings** are shown with the entries they apply to, labelled "
+                "**House ruling** with the judge and date; `/changes` with source House rulings lists them."
+            )
         return self.renderer.message("L5R rules judge — commands", "\n\n".join(blocks), kind=HELP)
 
     def rebuild(self, kind: str, arg: str) -> Answer:
@@ -192,7 +198,9 @@ class Judge:
 
 
 def _clean(text: str, name: str) -> str:
-    cleaned = " ".join((text or "").split())
+    """Collapse whitespace and drop control characters (a pasted NUL or escape code is never meant)."""
+    printable = "".join(ch if unicodedata.category(ch) != "Cc" else " " for ch in (text or ""))
+    cleaned = " ".join(printable.split())
     if not cleaned:
         raise UserError(f"Please give a {name}.")
     return cleaned

@@ -175,6 +175,8 @@ def choices(pairs: list[tuple[str, str]]) -> list[app_commands.Choice[str]]:
     """Autocomplete choices within Discord's limits (25, names and values of at most 100 characters)."""
     out = []
     for name, value in pairs[:25]:
+        if value.startswith("house:"):  # tell a server's own ruling apart from the official rules
+            name = f"{name} (house ruling)"
         label = render.shorten(" ".join(name.split()), render.CHOICE_LIMIT) or value[:100]
         out.append(app_commands.Choice(name=label, value=value if len(value) <= 100 else label))
     return out

@@ -268,7 +268,11 @@ async def test_unexpected_error_logs_traceback_but_user_sees_short_note(bot: Jud
 
 
 async def test_reload_is_owner_or_manage_server_only(bot: JudgeBot) -> None:
-    with pytest.raises(NotAllowed, match="Only the bot's owner or members with Manage Server"):
+    app = SimpleNamespace(team=None, owner=discord.Object(42))  # the application's owner, as Discord says
+    with (
+        mock.patch.object(bot, "application_info", autospec=True, return_value=app),
+        pytest.raises(NotAllowed, match="Only the bot's owner or members with Manage Server"),
+    ):
         await owner_or_manager(fake_interaction(bot, user_id=1))
     assert await owner_or_manager(fake_interaction(bot, user_id=1, manage_guild=True))
     owner = fake_interaction(bot, user_id=7)

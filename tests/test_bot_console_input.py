@@ -1,0 +1,154 @@
+"""The console on odd input: blank lines, very long lines, emoji, mentions, control characters,
+unknown commands, end of input, Ctrl-C and a closed pipe. Never a traceback."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.console import Console
+from bot.service import Judge
+from index.engine import Engine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("index")
+    Engine.open(None, folder).close()  # built once; the subprocesses below open it
+    return folder
+
+
+@pytest.fixture(scope="module")
+def console(index_dir: Path) -> Console:
+    engine = Engine.open(None, index_dir)
+    yield Console(Judge(engine))
+    engine.close()
+
+
+def bot_env(index_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "L5R_", "SHARD_"))}
+    env.update(PYTHONPATH=str(ROOT), L5R_INDEX_DIR=str(index_dir))
+    return env
+
+
+def test_blank_lines_print_nothing(console: Console) -> None:
+    assert console.answer("") == ""
+    assert console.answer("   \t ") == ""
+
+
+def test_five_thousand_characters_is_an_answer_not_an_error(console: Console) -> None:
+    out = console.answer("/ask " + "terrain " * 625)
+    assert out.startswith("Rules for: terrain terrain")
+    assert "1. Terrain — L5R Comprehensive Rules" in out
+    assert console.answer("x" * 5000).startswith("Rules for: " + "x" * 20)
+
+
+def test_emoji_and_mentions_are_shown_back_as_typed(console: Console) -> None:
+    assert console.answer("/define 🐉🔥").startswith("No entry for “🐉🔥”\n")
+    out = console.answer("/ask @everyone is a terrain an enemy card")
+    assert out.startswith("Rules for: @everyone is a terrain an enemy card\n")
+    assert "\u200b" not in out  # Discord's mention escape is undone for the terminal
+
+
+def test_control_characters_are_dropped(console: Console) -> None:
+    out = console.answer("/define \x00targ\x1bet\x07")
+    assert out.startswith("No entry for “targ et”") or out.startswith("Target\n")
+    assert not any(ch in out for ch in "\x00\x1b\x07")
+
+
+def test_unknown_command_and_end_of_input(console: Console) -> None:
+    assert console.answer("/frobnicate now").startswith("Unknown command /frobnicate.")
+    out = io.StringIO()
+    assert console.loop(io.StringIO("/define target"), out, interactive=False) == 0  # no final newline
+    assert out.getvalue().startswith("Target\n")
+
+
+def test_ask_with_nothing_to_ask_is_a_usage_error(index_dir: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "ask", ""], env=bot_env(index_dir), capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("Error: give a command")
+    assert "Traceback" not in proc.stderr
+
+
+def test_closed_output_pipe_is_quiet(index_dir: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "ask", "/changes"],
+        env=bot_env(index_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # like `| head -c 10`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def _read_until(fd: int, marker: bytes, timeout: float) -> bytes:
+    out = b""
+    end = time.monotonic() + timeout
+    while marker not in out and time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    return out
+
+
+@pytest.mark.parametrize(("key", "code"), [(b"\x04", 0), (b"\x03", 130)])
+def test_terminal_ctrl_d_and_ctrl_c_end_quietly(index_dir: Path, key: bytes, code: int) -> None:
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the console on a terminal
+        # A background job inherits SIGINT ignored, and Python keeps it ignored: restore a terminal's default.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        os.execve(sys.executable, [sys.executable, "-m", "bot"], bot_env(index_dir))
+    try:
+        seen = _read_until(fd, b"l5r> ", 60)
+        assert b"l5r> " in seen
+        os.write(fd, b"/define target\n")
+        seen = _read_until(fd, b"glossary:target]", 30)
+        if b"l5r> " not in seen.partition(b"glossary:target]")[2]:  # the next prompt may come in the same read
+            seen += _read_until(fd, b"l5r> ", 10)
+        assert b"Target" in seen
+        os.write(fd, key)
+        rest = _read_until(fd, b"Traceback", 1)
+        deadline = time.monotonic() + 10
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert done, "the console did not exit"
+        assert os.waitstatus_to_exitcode(status) == code
+        assert b"Traceback" not in rest
+    finally:
+        os.close(fd)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def test_help_examples_print_without_markdown_code_marks(console: Console) -> None:
+    out = console.answer("/help")
+    assert "\n/define target\n" in out
+    assert "`" not in out
+    assert "house rulings" not in out  # none loaded here
