@@ -151,9 +151,12 @@ def link_corpus(corpus: Corpus) -> None:
             # or one restating a glossary rule in the same words ("Tactical Advantage" <- "Tactical").
             targets += [glossary_titles[k] for k in _topic_names(entry) if k in glossary_titles][:1]
             targets += _restated(entry, restatements)
-        if entry.kind in {"update", "ruling"}:
-            # An update-log record or a house ruling that names a glossary entry amends it.
+        if entry.kind == "update":
+            # An update-log record that names a glossary entry amends it within the format.
             targets += [r.target for r in entry.see_also if r.target and by_id[r.target].source == "glossary"]
+        if entry.kind == "ruling":
+            # A house ruling amends whatever rules it applies to: glossary terms and format rules alike.
+            targets += [r.target for r in entry.see_also if r.target and by_id[r.target].source != "house"]
         for target in dict.fromkeys(targets):
             if target not in entry.overrides:
                 entry.overrides.append(target)

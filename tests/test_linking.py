@@ -103,3 +103,16 @@ def test_same_page_twice_gets_distinct_ids_and_a_duplicate_report(tmp_path: Path
     assert "glossary:target-2" in ids
     dupes = [a for a in twice.anomalies if a.kind == "duplicate-title"]
     assert len(dupes) == 10 and dupes[0].file == str(tmp_path / "b.txt")
+
+
+def test_house_ruling_links_to_glossary_and_format_rules_it_applies_to(tmp_path: Path) -> None:
+    (tmp_path / "rulings.md").write_text(
+        "## Naval Invasion from hand\nDate: 2026-11-02\nJudge: Test Judge\nApplies to: Naval Invasion, Terrain\n\n"
+        "A test ruling body.\n",
+        encoding="utf-8",
+    )
+    linked = load_corpus([SHIPPED_SOURCES, tmp_path])
+    ruling = linked.by_id()["house:naval-invasion-from-hand"]
+    assert ruling.overrides == ["obsidian-hand:ability-naval-invasion", "glossary:terrain"]
+    assert ruling.id in linked.by_id()["obsidian-hand:ability-naval-invasion"].overridden_by
+    assert ruling.id in linked.by_id()["glossary:terrain"].overridden_by
