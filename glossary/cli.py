@@ -10,18 +10,22 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
-from glossary.loader import ENV_SOURCES, default_sources, load_corpus
+from glossary.export_html import export_html
+from glossary.loader import ENV_SOURCES, load_corpus
 from glossary.model import Corpus
 
 
 def _paths(args: argparse.Namespace) -> list[Path] | None:
+    """Paths given as arguments or with ``--sources``; None means the configured sources."""
     given = [*args.paths, *(args.sources or [])]
     return [Path(p) for p in given] if given else None
 
 
 def _report_errors(corpus: Corpus) -> None:
+    """One ``error:`` line per file that could not be read, on stderr so ``--json`` output stays clean."""
     for error in corpus.errors:
         print(f"error: {error}", file=sys.stderr)
 
@@ -54,6 +58,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    """Anomalies never fail a load; ``--strict`` makes them fail the command (for CI on edited sources)."""
     corpus = load_corpus(_paths(args))
     for anomaly in sorted(corpus.anomalies, key=lambda a: (a.file, a.line)):
         print(anomaly)
@@ -66,16 +71,24 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from glossary.export_html import export_html
-
     corpus = load_corpus(_paths(args))
     _report_errors(corpus)
-    written = export_html(corpus.entries, Path(args.html))
+    try:
+        written = export_html(corpus.entries, Path(args.html))
+    except ValueError as exc:  # duplicate ids: the linker renames them, so this means a bug, said in one line
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(f"wrote {len(written)} file(s) to {args.html}")
     return 1 if corpus.errors else 0
 
 
-_COMMANDS = ("parse", "lint", "export", "summary")
+# name -> (handler, help); the order is the order of ``--help``.
+_COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
+    "parse": (cmd_parse, "print the parsed entries"),
+    "lint": (cmd_lint, "list anomalies with file:line"),
+    "export": (cmd_export, "render a static HTML rulebook"),
+    "summary": (cmd_summary, "count what was parsed (the default)"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,17 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("paths", nargs="*", help="source files or folders (default: configured sources)")
     common.add_argument("--sources", action="append", metavar="PATH", help="another source file or folder")
     sub = parser.add_subparsers(dest="command")
-    parse = sub.add_parser("parse", parents=[common], help="print the parsed entries")
-    parse.add_argument("--json", action="store_true", help="a JSON array of entries (stable format)")
-    parse.set_defaults(func=cmd_parse)
-    lint = sub.add_parser("lint", parents=[common], help="list anomalies with file:line")
-    lint.add_argument("--strict", action="store_true", help="exit 1 when any anomaly is found")
-    lint.set_defaults(func=cmd_lint)
-    export = sub.add_parser("export", parents=[common], help="render a static HTML rulebook")
-    export.add_argument("--html", required=True, metavar="OUT_DIR", help="folder to write the site into")
-    export.set_defaults(func=cmd_export)
-    summary = sub.add_parser("summary", parents=[common], help="count what was parsed (the default)")
-    summary.set_defaults(func=cmd_summary)
+    commands = {}
+    for name, (func, help_text) in _COMMANDS.items():
+        commands[name] = sub.add_parser(name, parents=[common], help=help_text)
+        commands[name].set_defaults(func=func)
+    commands["parse"].add_argument("--json", action="store_true", help="a JSON array of entries (stable format)")
+    commands["lint"].add_argument("--strict", action="store_true", help="exit 1 when any anomaly is found")
+    commands["export"].add_argument(
+        "--html", required=True, metavar="OUT_DIR", help="folder to write the site into"
+    )
     return parser
 
 
@@ -117,4 +128,4 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-__all__ = ["main", "build_parser", "default_sources"]
+__all__ = ["main", "build_parser"]

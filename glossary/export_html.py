@@ -85,9 +85,14 @@ def page_for(source: str) -> str:
     return f"{source}.html"
 
 
+def _fragment(entry_id: str) -> str:
+    """The URL fragment of an entry's anchor: its id, percent-encoded except for the ``:``."""
+    return quote(entry_id, safe=":")
+
+
 def entry_href(entry: Entry) -> str:
     """Relative URL of an entry's anchor; ``RULEBOOK_URL`` (ending in ``/``) + this links an answer."""
-    return f"{page_for(entry.source)}#{quote(entry.id, safe=':')}"
+    return f"{page_for(entry.source)}#{_fragment(entry.id)}"
 
 
 def render_literal(text: str) -> str:
@@ -112,8 +117,17 @@ class _SafeLinks(Treeprocessor):
         for element in root.iter():
             for attribute in ("href", "src"):
                 value = element.get(attribute)
-                if value is not None and urlsplit(value.strip()).scheme.lower() not in _SAFE_SCHEMES:
+                if value is not None and not _safe_url(value):
                     del element.attrib[attribute]
+
+
+def _safe_url(url: str) -> bool:
+    """True for a relative, http(s) or mailto URL; a URL that cannot even be split is not safe."""
+    try:
+        scheme = urlsplit(url.strip()).scheme
+    except ValueError:  # e.g. "http://[" (an unclosed IPv6 host)
+        return False
+    return scheme.lower() in _SAFE_SCHEMES
 
 
 class _SafeMarkdown(Extension):
@@ -131,6 +145,7 @@ def render_markdown(text: str) -> str:
 
 
 def render_paragraph(entry: Entry, paragraph: str) -> str:
+    """One paragraph as HTML: house rulings were written in Markdown; every other source is plain text."""
     return render_markdown(paragraph) if entry.source == "house" else render_literal(paragraph)
 
 
@@ -152,7 +167,7 @@ class _Site:
 
     def page(self, heading: str, body: str) -> str:
         nav = [f'<li><a href="{INDEX_PAGE}">Index</a></li>']
-        nav += [f'<li><a href="{page_for(s)}">{_e(SOURCE_LABELS.get(s, s))}</a></li>' for s in self.sources]
+        nav += [f'<li><a href="{page_for(s)}">{_e(_label(s))}</a></li>' for s in self.sources]
         nav += [_EXTRA_PAGES]
         return (
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -169,12 +184,31 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _label(source: str) -> str:
+    """A source's name for readers ("L5R Comprehensive Rules"); an unknown source goes by its key."""
+    return SOURCE_LABELS.get(source, source)
+
+
 def _change_date(change: Change) -> str | None:
     """The date a change sorts by: the evident intended date when the written one is impossible."""
-    return change.probable_date if change.anomaly and change.probable_date else change.date
+    return change.probable_date or change.date
 
 
-def _describe_change(change: Change, entry: Entry) -> str:
+def _place(entry: Entry, depth: int | None = None) -> str:
+    """Document › section › ..., leaving out a section the document title already names
+    ("L5R Comprehensive Rules — Glossary T" is not followed by "Glossary T")."""
+    sections = [s for s in entry.section[:depth] if not entry.document.endswith(s)]
+    return " › ".join(dict.fromkeys([entry.document, *sections]))
+
+
+def _source_of(entry_id: str, site: _Site) -> str:
+    """The source of an entry, from its id (``<source>:<slug>``) when it is not in the site."""
+    entry = site.by_id.get(entry_id)
+    return entry.source if entry is not None else entry_id.partition(":")[0]
+
+
+def _describe_change(change: Change) -> str:
+    """One change as a line of HTML: kind, date, which paragraph, what is odd about it, its note."""
     parts = [f'<span class="kind">{_e(change.kind)}</span>']
     if change.date:
         parts.append(f"<time>{_e(change.date)}</time>")
@@ -183,7 +217,9 @@ def _describe_change(change: Change, entry: Entry) -> str:
     if change.paragraph is not None:
         parts.append(f"(paragraph {change.paragraph + 1})")
     if change.anomaly:
-        probable = f"; probably {change.probable_date}" if change.probable_date else ""
+        probable = ""
+        if change.probable_date and change.probable_date not in change.anomaly:
+            probable = f"; probably {change.probable_date}"
         parts.append(f"<em>(written {_e(change.raw)}: {_e(change.anomaly)}{_e(probable)})</em>")
     if change.note:
         parts.append(f"— {_e(change.note)}")
@@ -191,8 +227,7 @@ def _describe_change(change: Change, entry: Entry) -> str:
 
 
 def _render_entry(site: _Site, entry: Entry) -> str:
-    place = [entry.document, *(s for s in entry.section if s not in entry.document)]
-    meta = [_e(" › ".join(dict.fromkeys(place)))]
+    meta = [_e(_place(entry))]
     meta.append(_e(entry.kind + (f": {entry.group}" if entry.group else "")))
     if entry.judge:
         meta.append(f"judge: {_e(entry.judge)}")
@@ -200,29 +235,29 @@ def _render_entry(site: _Site, entry: Entry) -> str:
     meta.append(f"{_e(loc.file)}, lines {loc.first_line}–{loc.last_line}")
     out = [
         f'<article class="entry" id="{_e(entry.id)}">',
-        f'<h3><a href="#{_e(quote(entry.id, safe=":"))}">{_e(entry.title)}</a></h3>',
+        f'<h3><a href="#{_e(_fragment(entry.id))}">{_e(entry.title)}</a></h3>',
         f'<p class="meta">{" · ".join(meta)}</p>',
         '<div class="text">',
         *(render_paragraph(entry, p) for p in entry.paragraphs),
         "</div>",
     ]
     if entry.changes:
-        items = "".join(f"<li>{_describe_change(c, entry)}</li>" for c in entry.changes)
+        items = "".join(f"<li>{_describe_change(c)}</li>" for c in entry.changes)
         out.append(f'<ul class="changes" aria-label="Changes">{items}</ul>')
     if entry.overridden_by:
         groups: dict[str, list[str]] = defaultdict(list)  # overriding source -> ids, in the entry's order
         for other in entry.overridden_by:
-            groups[site.by_id[other].source if other in site.by_id else "obsidian-hand"].append(other)
+            groups[_source_of(other, site)].append(other)
         for source, ids in groups.items():
-            label = _OVERRIDDEN_LABELS.get(source, f"Overridden in {SOURCE_LABELS.get(source, source)} by")
+            label = _OVERRIDDEN_LABELS.get(source, f"Overridden in {_label(source)} by")
             links = ", ".join(site.link(i) for i in ids)
             out.append(f'<p class="links overridden">{_e(label)}: {links}</p>')
     if entry.overrides:
         links = ", ".join(
-            site.link(i) + (f" ({_e(SOURCE_LABELS[site.by_id[i].source])})" if i in site.by_id else "")
+            site.link(i) + (f" ({_e(_label(site.by_id[i].source))})" if i in site.by_id else "")
             for i in entry.overrides
         )
-        default = f"{SOURCE_LABELS.get(entry.source, entry.source)}; overrides"
+        default = f"{_label(entry.source)}; overrides"
         label = _OVERRIDES_LABELS.get(entry.source, default)
         out.append(f'<p class="links overrides">{_e(label)}: {links}</p>')
     if entry.see_also:
@@ -238,16 +273,16 @@ def _render_entry(site: _Site, entry: Entry) -> str:
 def _source_page(site: _Site, source: str) -> str:
     """All entries of one source in their document order, with a heading whenever the section changes."""
     body: list[str] = []
-    current: tuple[str, ...] | None = None
+    current: str | None = None
     entries = [e for e in site.entries if e.source == source]
     body.append(f'<p class="count">{len(entries)} entries.</p>')
     for entry in entries:
-        heading = (entry.document, *entry.section[:1])
+        heading = _place(entry, depth=1)
         if heading != current:
             current = heading
-            body.append(f"<h2>{_e(' › '.join(dict.fromkeys(heading)))}</h2>")
+            body.append(f"<h2>{_e(heading)}</h2>")
         body.append(_render_entry(site, entry))
-    return site.page(SOURCE_LABELS.get(source, source), "\n".join(body))
+    return site.page(_label(source), "\n".join(body))
 
 
 def _letter(title: str) -> str:
@@ -265,7 +300,7 @@ def _index_page(site: _Site) -> str:
     for source in site.sources:
         entries = [e for e in site.entries if e.source == source]
         documents = ", ".join(dict.fromkeys(e.document for e in entries))
-        label = SOURCE_LABELS.get(source, source)
+        label = _label(source)
         body.append(
             f'<li><a href="{page_for(source)}">{_e(label)}</a> <span class="count">({len(entries)} entries; '
             f"{_e(documents)})</span></li>"
@@ -286,11 +321,11 @@ def _index_page(site: _Site) -> str:
 
     body.append('<h2 id="by-section">By section</h2>')
     for source in site.sources:
-        body.append(f"<h3>{_e(SOURCE_LABELS.get(source, source))}</h3>")
+        body.append(f"<h3>{_e(_label(source))}</h3>")
         sections: dict[str, list[Entry]] = defaultdict(list)
         for entry in site.entries:
             if entry.source == source:
-                sections[" › ".join(dict.fromkeys([entry.document, *entry.section]))].append(entry)
+                sections[_place(entry)].append(entry)
         for name, entries in sections.items():
             body.append(f"<h4>{_e(name)}</h4>")
             body.append(_entry_list(site, entries))
@@ -324,12 +359,12 @@ def _changes_page(site: _Site) -> str:
         return site.page("Change log", "<p>No dated changes in the loaded sources.</p>")
     items = []
     for change, entry in records:
-        source = _e(SOURCE_LABELS.get(entry.source, entry.source))
+        source = _e(_label(entry.source))
         via = ""
         if change.update_id and change.update_id != entry.id:
             via = f" (from update {site.link(change.update_id)})"
         items.append(
-            f"<li>{_describe_change(change, entry)}: {site.link(entry.id)} "
+            f"<li>{_describe_change(change)}: {site.link(entry.id)} "
             f'<span class="meta">{source}</span>{via}</li>'
         )
     count = f'<p class="count">{len(records)} changes, newest first.</p>'

@@ -26,6 +26,7 @@ from pathlib import Path
 import markdown
 from markdown.blockparser import BlockParser
 
+from glossary.linking import unique_id
 from glossary.model import (
     Anomaly,
     Change,
@@ -211,7 +212,7 @@ def _read_metadata(
         elif key in _APPLIES_KEYS:
             separator = ";" if ";" in value else ","  # "Applies to: Battles, Combat Segment; Terrain"
             names = [name.strip() for name in value.split(separator)]
-            meta.see_also.extend(CrossRef(text=name) for name in names if name)
+            meta.see_also.extend(CrossRef(text=name, line=line) for name in names if name)
         else:
             message = f"ruling '{title}': unknown metadata {raw!r} (known: Date, Judge, Applies to)"
             anomalies.append(Anomaly(file, line, "unknown-metadata", message))
@@ -254,7 +255,8 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
     document = document or DEFAULT_DOCUMENT
     anomalies: list[Anomaly] = []
     entries: list[Entry] = []
-    seen: dict[str, int] = {}
+    taken = {make_id("house", _heading_text(heading.element)) for heading, _ in rulings}
+    used: set[str] = set()
     for heading, body in rulings:
         heading_line = line_of(heading.start)
         title = _heading_text(heading.element)
@@ -272,18 +274,19 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
                 anomalies.extend(found)
                 rest = body[0].start + sum(len(line) + 1 for line in raw_lines)  # body text in the same block
                 body = ([_Block(body[0].element, rest, body[0].end)] if rest < body[0].end else []) + body[1:]
-        paragraphs = [doc[b.start : b.end] for b in body if b.end > b.start]
+        body = [b for b in body if b.end > b.start]  # an element with no text has no line to cite
+        paragraphs = [doc[b.start : b.end] for b in body]
         if not paragraphs:
             message = f"ruling '{title}' has no text; skipped"
             anomalies.append(Anomaly(file, heading_line, "empty-ruling", message))
             continue
         entry_id = make_id("house", title)
-        seen[entry_id] = seen.get(entry_id, 0) + 1
-        if seen[entry_id] > 1:
-            number = seen[entry_id]
-            message = f"ruling '{title}' appears more than once in this file; this one's id ends -{number}"
+        if entry_id in used:
+            entry_id = unique_id(entry_id, taken)
+            taken.add(entry_id)
+            message = f"ruling '{title}' appears more than once in this file; this one is {entry_id}"
             anomalies.append(Anomaly(file, heading_line, "duplicate-ruling", message))
-            entry_id = make_id("house", title, str(number))
+        used.add(entry_id)
         entries.append(Entry(
             id=entry_id,
             source="house",

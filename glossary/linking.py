@@ -10,13 +10,27 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
+from collections.abc import Container
 
 from glossary.model import Anomaly, Corpus, Entry
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 _PREFIXES = re.compile(r"^(?:the\s+)?glossary\s*,\s*", re.IGNORECASE)
 _ORDINAL = re.compile(r"^(?:[ivx]+|[a-z])\.\s+", re.IGNORECASE)
+
+
+def unique_id(base: str, taken: Container[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``... whichever is not taken yet.
+
+    Two entries with one id would shadow each other in the index; every place that renames a
+    duplicate uses this, so a renamed id can never collide with another entry's own id.
+    """
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
 
 
 def normalise(name: str) -> str:
@@ -38,8 +52,9 @@ def _name_index(entries: list[Entry]) -> dict[str, str]:
 
 
 def _resolve(text: str, names: dict[str, str], by_source: dict[str, str]) -> str | None:
-    candidates = [text, _PREFIXES.sub("", text)]
-    for candidate in candidates:
+    """The entry a reference names, preferring the referring entry's own source ("Look" on a glossary page
+    is the glossary's Look), with and without a "Glossary," prefix; None rather than a guess."""
+    for candidate in (text, _PREFIXES.sub("", text)):
         key = normalise(candidate)
         if key in by_source:
             return by_source[key]
@@ -98,13 +113,20 @@ def _restated(entry: Entry, index: dict[tuple[str, ...], list[str]]) -> list[str
 
 
 def _dedupe_ids(corpus: Corpus) -> None:
-    """Two entries with one id would shadow each other in the index: keep both, renamed, and report it."""
-    seen: Counter[str] = Counter()
+    """Two entries with one id would shadow each other in the index: keep both, rename the later, report it.
+
+    Links a parser already made inside the renamed entry's file (an Obsidian Hand stub, an update's
+    ``update_id``) are renamed with it, so a second copy of a document links to its own entries.
+    """
+    taken = {e.id for e in corpus.entries}
+    seen: set[str] = set()
+    renamed: dict[str, dict[str, str]] = {}  # file -> original id -> new id
     for entry in corpus.entries:
-        seen[entry.id] += 1
-        if seen[entry.id] > 1:
+        if entry.id in seen:
             original = entry.id
-            entry.id = f"{original}-{seen[original]}"
+            entry.id = unique_id(original, taken)
+            taken.add(entry.id)
+            renamed.setdefault(entry.location.file, {})[original] = entry.id
             corpus.anomalies.append(
                 Anomaly(
                     entry.location.file,
@@ -113,22 +135,37 @@ def _dedupe_ids(corpus: Corpus) -> None:
                     f"'{entry.title}' is defined more than once (also as {original}); this one is {entry.id}",
                 )
             )
+        seen.add(entry.id)
+    for entry in corpus.entries:
+        mapping = renamed.get(entry.location.file)
+        if not mapping:
+            continue
+        for ref in entry.see_also:
+            if ref.target is not None:
+                ref.target = mapping.get(ref.target, ref.target)
+        for change in entry.changes:
+            if change.update_id is not None:
+                change.update_id = mapping.get(change.update_id, change.update_id)
+        entry.overrides = [mapping.get(i, i) for i in entry.overrides]
+        entry.overridden_by = [mapping.get(i, i) for i in entry.overridden_by]
 
 
 def link_corpus(corpus: Corpus) -> None:
     """Resolve cross-references, link format overrides both ways, and report what points nowhere."""
     _dedupe_ids(corpus)
-    ids = {e.id for e in corpus.entries}
+    by_id = corpus.by_id()
     sources = {e.source for e in corpus.entries}
     names_by_source = {s: _name_index([e for e in corpus.entries if e.source == s]) for s in sources}
     names_all = _name_index(corpus.entries)
-    glossary_titles = {normalise(e.title): e.id for e in corpus.entries if e.source == "glossary"}
+    glossary_titles: dict[str, str] = {}  # the first page loaded wins, as in _name_index
+    for e in corpus.entries:
+        if e.source == "glossary":
+            glossary_titles.setdefault(normalise(e.title), e.id)
     restatements = _shingle_index([e for e in corpus.entries if e.source == "glossary"])
-    by_id = {e.id: e for e in corpus.entries}
 
     for entry in corpus.entries:
         for ref in entry.see_also:
-            if ref.target is not None and ref.target not in ids:
+            if ref.target is not None and ref.target not in by_id:
                 ref.target = None
             if ref.target is None:
                 ref.target = _resolve(ref.text, names_all, names_by_source.get(entry.source, {}))
@@ -164,6 +201,8 @@ def link_corpus(corpus: Corpus) -> None:
             if entry.id not in overridden:
                 overridden.append(entry.id)
 
+    # Titles that differ only in case or punctuation (so their ids differ) in the same place. An entry
+    # renamed ``<first id>-N`` is skipped: it was reported where it was renamed.
     seen_titles: dict[tuple[str, str, tuple[str, ...]], Entry] = {}
     for entry in corpus.entries:
         key = (entry.source, normalise(entry.title), tuple(normalise(s) for s in entry.section))

@@ -12,12 +12,17 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from glossary.house import parse_house_rulings
+from glossary.linking import link_corpus
+from glossary.mediawiki import looks_like_glossary_page, parse_glossary_page
 from glossary.model import Corpus, ParsedDocument, SourceError
+from glossary.obsidian import looks_like_obsidian_ruleset, parse_obsidian
 
 log = logging.getLogger(__name__)
 
 SHIPPED_SOURCES = Path(__file__).resolve().parent / "sources"
-SOURCE_SUFFIXES = {".txt", ".md", ".markdown"}
+MARKDOWN_SUFFIXES = {".md", ".markdown"}  # house rulings; every other source is a plain-text export
+SOURCE_SUFFIXES = {".txt", *MARKDOWN_SUFFIXES}
 ENV_SOURCES = "L5R_SOURCES"
 ENV_HOUSE = "L5R_HOUSE_RULINGS"
 
@@ -32,25 +37,39 @@ def default_sources() -> list[Path]:
     return paths
 
 
+def _is_source_file(path: Path) -> bool:
+    """A file a folder contributes: a text or Markdown document that is not a README or a dotfile."""
+    return (
+        path.suffix.lower() in SOURCE_SUFFIXES
+        and not path.name.startswith(".")
+        and not path.stem.upper().startswith("README")
+        and path.is_file()
+    )
+
+
 def expand(paths: Iterable[Path]) -> tuple[list[Path], list[SourceError]]:
-    """Files named directly, plus the source files inside named folders (sorted; READMEs and dotfiles skipped)."""
-    files: list[Path] = []
+    """Files named directly, plus the source files inside named folders (sorted; READMEs and dotfiles skipped).
+
+    A file named twice (directly and through its folder, say) is read once: two copies of one file would
+    only produce renamed duplicate entries.
+    """
+    files: dict[Path, Path] = {}  # resolved path -> the path as given (the one cited)
     errors: list[SourceError] = []
     for path in paths:
-        if path.is_dir():
-            for child in sorted(path.iterdir()):
-                if (
-                    child.is_file()
-                    and child.suffix.lower() in SOURCE_SUFFIXES
-                    and not child.name.startswith(".")
-                    and not child.stem.upper().startswith("README")
-                ):
-                    files.append(child)
-        elif path.is_file():
-            files.append(path)
-        else:
-            errors.append(SourceError(str(path), "no such file or folder"))
-    return files, errors
+        try:
+            if path.is_dir():
+                found = [child for child in sorted(path.iterdir()) if _is_source_file(child)]
+            elif path.is_file():
+                found = [path]
+            else:
+                errors.append(SourceError(str(path), "no such file or folder"))
+                continue
+        except OSError as exc:
+            errors.append(SourceError(str(path), f"cannot read: {exc.strerror or exc}"))
+            continue
+        for file in found:
+            files.setdefault(file.resolve(), file)
+    return list(files.values()), errors
 
 
 def display_name(path: Path) -> str:
@@ -90,13 +109,10 @@ def read_source(path: Path, name: str | None = None) -> str:
 
 def detect_kind(text: str, path: Path, name: str) -> str:
     """Which parser reads this text: decided by content (and the .md suffix for house rulings)."""
-    if path.suffix.lower() in {".md", ".markdown"}:
+    if path.suffix.lower() in MARKDOWN_SUFFIXES:
         return "house"
-    head = [line.strip() for line in text.split("\n")[:40] if line.strip()]
-    if any("Obsidian Hand Ruleset" in line for line in head[:3]):
+    if looks_like_obsidian_ruleset(text):
         return "obsidian-hand"
-    from glossary.mediawiki import looks_like_glossary_page
-
     if looks_like_glossary_page(text):
         return "glossary"
     raise SourceError(
@@ -113,22 +129,14 @@ def parse_file(path: Path) -> ParsedDocument:
     text = read_source(path, name)
     kind = detect_kind(text, path, name)
     if kind == "glossary":
-        from glossary.mediawiki import parse_glossary_page
-
         return parse_glossary_page(text, name)
     if kind == "obsidian-hand":
-        from glossary.obsidian import parse_obsidian
-
         return parse_obsidian(text, name)
-    from glossary.house import parse_house_rulings
-
     return parse_house_rulings(text, name)
 
 
 def load_corpus(paths: Iterable[Path] | None = None) -> Corpus:
     """Parse every source (default: the configured ones) into one linked corpus; errors are collected, not raised."""
-    from glossary.linking import link_corpus
-
     files, errors = expand(default_sources() if paths is None else [Path(p) for p in paths])
     documents: list[ParsedDocument] = []
     for path in files:

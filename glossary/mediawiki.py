@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from glossary.linking import unique_id
 from glossary.model import (
     SOURCE_LABELS,
     Anomaly,
@@ -114,6 +115,7 @@ def anchor(title: str) -> str:
 
 
 def page_url(page_title: str) -> str:
+    """The page's address on the rules wiki, so a quoted entry links to its original."""
     return BASE_URL + quote(page_title.replace(" ", "_"), safe=":/", errors="replace")
 
 
@@ -142,7 +144,7 @@ def derive_aliases(title: str, paragraphs: list[str]) -> list[str]:
     """Other lower-case names for an entry, from the title's own shape and from definitional phrases."""
     names: list[str] = []
     if "/" in title:  # "Raise/rise"
-        names.extend(part for part in title.split("/"))
+        names.extend(title.split("/"))
     if _GLUED_SUFFIX_RE.search(title):  # "Redirect(ion)"
         names.append(_GLUED_SUFFIX_RE.sub(r"\g<stem>", title))
         names.append(_GLUED_SUFFIX_RE.sub(r"\g<stem>\g<suffix>", title))
@@ -170,9 +172,10 @@ def derive_aliases(title: str, paragraphs: list[str]) -> list[str]:
     return aliases
 
 
-def _table_of_contents(header: list[_Line]) -> list[str]:
-    """Titles listed in a numbered "Contents" block of the header (browser-copy style); may be empty."""
-    titles: list[str] = []
+def _table_of_contents(header: list[_Line]) -> list[_Line]:
+    """Titles listed in a numbered "Contents" block of the header (browser-copy style), with their line
+    numbers (so lint points at the listing); may be empty."""
+    titles: list[_Line] = []
     in_toc = False
     for line in header:
         if _TOC_START_RE.match(line.text):
@@ -180,7 +183,7 @@ def _table_of_contents(header: list[_Line]) -> list[str]:
         elif in_toc and line.text:
             item = _TOC_ITEM_RE.match(line.text)
             if item:
-                titles.append(item.group("title").strip())
+                titles.append(_Line(line.number, item.group("title").strip()))
             elif titles:
                 break
     return titles
@@ -225,11 +228,11 @@ def parse_glossary_page(text: str, file: str, *, today: datetime.date | None = N
         )
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else footer
-        entry = _entry(lines[start], lines[start + 1 : end], file, page_title, url, today, anomalies)
+        entry = _entry(lines[start], lines[start + 1 : end], file, page_title, document, url, today, anomalies)
         if entry is not None:
             entries.append(entry)
     _check_ids(entries, file, anomalies)
-    _check_toc(_table_of_contents(lines[:first]), entries, file, title_line.number, anomalies)
+    _check_toc(_table_of_contents(lines[:first]), entries, file, anomalies)
     return ParsedDocument(
         file=file, source="glossary", document=document, entries=entries, anomalies=anomalies
     )
@@ -240,10 +243,12 @@ def _entry(
     body: list[_Line],
     file: str,
     page_title: str,
+    document: str,
     url: str,
     today: datetime.date | None,
     anomalies: list[Anomaly],
 ) -> Entry | None:
+    """The entry under one heading; None (and an anomaly) for a heading without a term."""
     title = _heading_title(heading.text) or ""
     if not title:
         anomalies.append(Anomaly(file, heading.number, "empty-heading", "'[edit]' heading without a term"))
@@ -256,7 +261,7 @@ def _entry(
     return Entry(
         id=make_id("glossary", title),
         source="glossary",
-        document=f"{SOURCE_LABELS['glossary']} — {page_title}",
+        document=document,
         kind="term",
         title=title,
         section=[page_title],
@@ -307,29 +312,32 @@ def _changes(
 
 def _check_ids(entries: list[Entry], file: str, anomalies: list[Anomaly]) -> None:
     """Two headings with the same slug would collide in the index: keep both, suffix the later ids."""
-    seen: dict[str, int] = {}
+    taken = {entry.id for entry in entries}
+    seen: set[str] = set()
     for entry in entries:
         base = entry.id
         if base in seen:
-            seen[base] += 1
-            entry.id = f"{base}-{seen[base]}"
+            entry.id = unique_id(base, taken)
+            taken.add(entry.id)
             anomalies.append(
                 Anomaly(
                     file, entry.location.first_line, "duplicate-id", f"{base} repeated; renamed {entry.id}"
                 )
             )
-        else:
-            seen[base] = 1
+        seen.add(entry.id)
 
 
-def _check_toc(toc: list[str], entries: list[Entry], file: str, line: int, anomalies: list[Anomaly]) -> None:
+def _check_toc(toc: list[_Line], entries: list[Entry], file: str, anomalies: list[Anomaly]) -> None:
     """A table of contents that disagrees with the headings hints at a damaged copy."""
     if not toc:
         return
-    titles = [entry.title for entry in entries]
-    for missing in (t for t in toc if t not in titles):
-        anomalies.append(Anomaly(file, line, "toc-mismatch", f"contents lists {missing!r} but no such entry"))
-    for extra in (e for e in entries if e.title not in toc):
+    titles = {entry.title for entry in entries}
+    listed = {item.text for item in toc}
+    for missing in (item for item in toc if item.text not in titles):
+        anomalies.append(
+            Anomaly(file, missing.number, "toc-mismatch", f"contents lists {missing.text!r} but no such entry")
+        )
+    for extra in (e for e in entries if e.title not in listed):
         anomalies.append(
             Anomaly(file, extra.location.first_line, "toc-mismatch", f"entry {extra.title!r} not in contents")
         )

@@ -14,12 +14,15 @@ the body) and those entries get a dated ``Change`` pointing back at the update.
 
 from __future__ import annotations
 
+import datetime
 import re
+from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date
+from typing import Literal
 
 from rapidfuzz import fuzz, process, utils
 
+from glossary.linking import unique_id
 from glossary.model import (
     Anomaly,
     Change,
@@ -32,7 +35,7 @@ from glossary.model import (
     SourceError,
     make_id,
 )
-from glossary.stamps import probable_year
+from glossary.stamps import NO_SUCH_DAY, date_problem
 
 SOURCE = "obsidian-hand"
 DOCUMENT = "The Obsidian Hand Ruleset"
@@ -51,7 +54,7 @@ _BRACKETED = re.compile(r"^\[[^\]]*\]?$")
 _CATEGORY = re.compile(r"^\*{3}\s*(?P<name>[^*]+?)\s*\*{3}$")
 _GROUP = re.compile(r"^\*{2}\s*(?P<name>[^*]+?)\s*\*{2}$")
 _CARDINAL = re.compile(r"^Cardinal Rule\s+(?P<num>\d+)\s*:\s*(?P<title>\S.*?)\s*$", re.IGNORECASE)
-_STUB = re.compile(r"^\*\s*see\s+(?P<target>\S.*?)\s*\.?$", re.IGNORECASE)
+_STUB = re.compile(r"^\*\s*see\s+\S", re.IGNORECASE)  # "* see Enlightened Open"
 _LETTERED = re.compile(r"^(?P<letter>[A-Z])\.\s+(?P<rest>\S.*)$")
 _SEE = re.compile(r"\b[Ss]ee\s+((?:[A-Z][\w’']*)(?:\s+(?:(?:of|and|the)\s+)?[A-Z][\w’']*)*)")
 _BULLETS = ("•", "–", "-", "*", "·", "—")
@@ -66,7 +69,10 @@ _SUBJECTS = re.compile(r"^(?P<subjects>[^–—]+?)\s+[–—-]\s+\S")
 _SUBJECT_SPLIT = re.compile(r"\s*(?:,|&|\band\b)\s*")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 
+PartKind = Literal["updates", "guidelines", "banned", "numbered"]
+
 NAME_CUTOFF = 85  # rapidfuzz ratio for a subject named in the update log vs an entry title
+REFERENCE_CUTOFF = 90  # rapidfuzz ratio for a "see X" reference vs a title in this document
 MENTION_CUTOFF = 90  # rapidfuzz partial_ratio for a title mentioned inside an update sentence
 
 
@@ -80,9 +86,21 @@ class _Line:
         return self.text.strip()
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """An entry whose heading has been read and whose body lines are still being collected."""
+
+    key: tuple[str, ...]
+    kind: EntryKind
+    title: str
+    section: list[str]
+    head: _Line
+    aliases: list[str]
+
+
 @dataclass
 class _Part:
-    kind: str  # "updates" | "guidelines" | "banned" | "numbered"
+    kind: PartKind
     head: _Line
     body: list[_Line] = field(default_factory=list)
 
@@ -133,11 +151,8 @@ def is_topic_heading(line: str) -> bool:
 
 
 def _is_ability_name(text: str) -> bool:
-    """An ability's name line: a short capitalised phrase; ability text always has a colon."""
-    bare = text.strip()
-    if not bare or len(bare.split()) > 5 or ":" in bare or _ends_terminal(bare):
-        return False
-    return not bare.startswith(_BULLETS) and not bare.startswith("[") and bare[0].isupper()
+    """An ability's name line: heading-shaped and at most five words; ability text always has a colon."""
+    return _heading_shape(text) and len(text.split()) <= 5
 
 
 def _short_note(text: str) -> str:
@@ -169,11 +184,12 @@ def _aliases(*names: str) -> list[str]:
 class _Builder:
     """Collects entries and anomalies for one file, keeping ids unique."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, today: datetime.date) -> None:
         self.file = file
+        self.today = today  # dates after it are impossible (kept as written, reported)
         self.entries: list[Entry] = []
         self.anomalies: list[Anomaly] = []
-        self.stubs: dict[str, str] = {}  # stub entry id -> referenced text ("Enlightened Open")
+        self.stubs: set[str] = set()  # ids of abilities that only say "* see <another ability>"
         self.update_items: dict[str, list[_Line]] = {}  # update id -> its item lines (before "Old")
         self.lines: dict[str, list[int]] = {}  # entry id -> source line number of each paragraph
         self._ids: set[str] = set()
@@ -193,13 +209,10 @@ class _Builder:
         aliases: list[str] | None = None,
         group: str | None = None,
     ) -> Entry:
-        entry_id = make_id(SOURCE, *key)
-        if entry_id in self._ids:
-            n = 2
-            while f"{entry_id}-{n}" in self._ids:
-                n += 1
-            self.anomaly(head.no, "duplicate-id", f"{entry_id} already used; this one is {entry_id}-{n}")
-            entry_id = f"{entry_id}-{n}"
+        base = make_id(SOURCE, *key)
+        entry_id = unique_id(base, self._ids)
+        if entry_id != base:
+            self.anomaly(head.no, "duplicate-id", f"{base} already used; this one is {entry_id}")
         self._ids.add(entry_id)
         self.lines[entry_id] = [ln.no for ln in body]
         last = body[-1].no if body else head.no
@@ -219,19 +232,20 @@ class _Builder:
         return entry
 
 
+_PART_MARKERS: tuple[tuple[re.Pattern[str], PartKind], ...] = (
+    (_UPDATES, "updates"),
+    (_GUIDELINES, "guidelines"),
+    (_BANNED, "banned"),
+    (_ROMAN, "numbered"),
+)
+
+
 def _split_parts(lines: list[_Line], b: _Builder) -> list[_Part]:
+    """The document's parts in order, each with the lines up to the next part marker."""
     parts: list[_Part] = []
     for ln in lines:
         bare = ln.bare
-        kind = None
-        if _UPDATES.match(bare):
-            kind = "updates"
-        elif _GUIDELINES.match(bare):
-            kind = "guidelines"
-        elif _BANNED.match(bare):
-            kind = "banned"
-        elif _ROMAN.match(bare):
-            kind = "numbered"
+        kind = next((kind for marker, kind in _PART_MARKERS if marker.match(bare)), None)
         if kind:
             parts.append(_Part(kind, ln))
         elif parts:
@@ -245,6 +259,8 @@ def _split_parts(lines: list[_Line], b: _Builder) -> list[_Part]:
 
 
 def _parse_updates(part: _Part, b: _Builder) -> None:
+    """``[MM/DD/YYYY]`` records, each one ``update`` entry with its Old/New wording and one dated change."""
+    today = b.today
     blocks: list[tuple[_Line, re.Match[str], list[_Line]]] = []
     for ln in part.body:
         m = _UPDATE_STAMP.match(ln.bare)
@@ -259,26 +275,20 @@ def _parse_updates(part: _Part, b: _Builder) -> None:
                 ln.no, "unparsed-line", f"update log text before the first [MM/DD/YYYY]: {ln.bare[:60]!r}"
             )
     for head, m, body in blocks:
+        raw = head.bare
         month, day, year = int(m["m"]), int(m["d"]), int(m["y"])
         iso = f"{year:04d}-{month:02d}-{day:02d}"
-        anomaly = probable = None
-        try:
-            written = date(year, month, day)
-        except ValueError as exc:
-            anomaly = f"impossible date {head.bare}: {exc}"
-        else:
-            if written > date.today():  # kept as written, like a glossary stamp; the lint says why
-                anomaly = f"impossible date {head.bare} ({iso} is in the future)"
-                year_fix = probable_year(year, date.today())
-                try:
-                    probable = date(year_fix, month, day).isoformat() if year_fix is not None else None
-                except ValueError:  # 29 February in a non-leap corrected year
-                    probable = None
-                if probable:
-                    anomaly += f"; probably {probable}"
+        # Kept as written, like a glossary stamp; the lint says why it cannot be right.
+        reason, probable = date_problem(year, month, day, today)
+        anomaly = None
+        if reason == NO_SUCH_DAY:
+            anomaly = f"impossible date {raw}: {NO_SUCH_DAY}"
+        elif reason is not None:
+            anomaly = f"impossible date {raw} ({iso} is {reason})"
+            if probable:
+                anomaly += f"; probably {probable}"
         if anomaly:
             b.anomaly(head.no, "impossible-date", anomaly)
-        raw = head.bare
         labels = [i for i, ln in enumerate(body) if ln.bare in ("Old", "New")]
         items = body[: labels[0]] if labels else body
         old = new = None
@@ -291,14 +301,15 @@ def _parse_updates(part: _Part, b: _Builder) -> None:
                 new = wording
         first = items[0].bare if items else ""
         kind: ChangeKind = "added" if _ADDED_WORD.search(first) and _BANNED_WORD.search(first) else "changed"
+        title = f"Update {raw.strip('[]')}"
         entry = b.add(
             key=("update", iso),
             kind="update",
-            title=f"Update {raw.strip('[]')}",
+            title=title,
             section=["Updates"],
             head=head,
             body=body,
-            aliases=_aliases(f"update {raw.strip('[]')}", iso),
+            aliases=_aliases(title, iso),
         )
         entry.old_wording, entry.new_wording = old, new
         entry.changes.append(
@@ -322,6 +333,7 @@ def _parse_updates(part: _Part, b: _Builder) -> None:
 
 
 def _parse_guidelines(part: _Part, b: _Builder) -> None:
+    """The part's introduction, then one ``guideline`` entry per ``Topic:`` line."""
     intro: list[_Line] = []
     topics: list[tuple[_Line, list[_Line]]] = []
     for ln in part.body:
@@ -358,47 +370,41 @@ def _parse_guidelines(part: _Part, b: _Builder) -> None:
 
 
 def _parse_banned(part: _Part, b: _Builder) -> None:
+    """The part's introduction as a section, then one ``banned`` entry per card line, grouped by category."""
     name = part.head.bare
-    intro: list[_Line] = []
-    category: str | None = None
-    for ln in part.body:
-        m = _CATEGORY.match(ln.bare)
-        if m:
-            category = m["name"].strip()
-        elif category is None:
-            intro.append(ln)
-        else:
-            b.add(
-                key=("banned", ln.bare),
-                kind="banned",
-                title=ln.bare,
-                section=[name, category],
-                head=ln,
-                body=[ln],
-                aliases=_aliases(ln.bare),
-                group=category,
-            )
-    section = b.add(
+    first = next((i for i, ln in enumerate(part.body) if _CATEGORY.match(ln.bare)), len(part.body))
+    b.add(
         key=(name,),
         kind="section",
         title=name,
         section=[name],
         head=part.head,
-        body=intro,
+        body=part.body[:first],
         aliases=_aliases(name),
     )
-    # Keep document order: the section entry before its cards.
-    b.entries.remove(section)
-    first_card = next(
-        (i for i, e in enumerate(b.entries) if e.kind == "banned" and e.section[:1] == [name]), None
-    )
-    b.entries.insert(first_card if first_card is not None else len(b.entries), section)
+    category = ""
+    for ln in part.body[first:]:
+        m = _CATEGORY.match(ln.bare)
+        if m:
+            category = m["name"].strip()
+            continue
+        b.add(
+            key=("banned", ln.bare),
+            kind="banned",
+            title=ln.bare,
+            section=[name, category],
+            head=ln,
+            body=[ln],
+            aliases=_aliases(ln.bare),
+            group=category,
+        )
 
 
 # --- numbered parts ---------------------------------------------------------------------------
 
 
 def _parse_numbered(part: _Part, b: _Builder) -> None:
+    """A numbered part: its introduction, then cardinal rules and sub-headings, or ability groups."""
     m = _ROMAN.match(part.head.bare)
     assert m is not None  # _split_parts only makes numbered parts from matching lines
     num, name = m["num"], m["name"].strip()
@@ -428,40 +434,17 @@ def _parse_numbered(part: _Part, b: _Builder) -> None:
         _parse_abilities(rest, path, b)
         return
     slug = "-".join(key[:2])
-    current: tuple[str, EntryKind, list[str], _Line, list[str], tuple[str, ...]] | None = None
-    collected: list[_Line] = []
+    # Each cardinal rule or sub-heading starts an entry that collects the lines up to the next one.
+    started: list[tuple[_Entry, list[_Line]]] = []
     plain_parent: str | None = None
-
-    def flush() -> None:
-        if current is not None:
-            c_title, c_kind, c_section, c_head, c_aliases, c_key = current
-            b.add(
-                key=c_key,
-                kind=c_kind,
-                title=c_title,
-                section=c_section,
-                head=c_head,
-                body=collected,
-                aliases=c_aliases,
-            )
-
     for i, ln in enumerate(rest):
         nxt = rest[i + 1].text if i + 1 < len(rest) else None
         cm = _CARDINAL.match(ln.bare)
         if cm:
-            flush()
             n, rule = cm["num"], cm["title"]
-            current = (
-                ln.bare,
-                "cardinal-rule",
-                path,
-                ln,
-                _aliases(f"cardinal rule {n}", rule, rule.replace(".", "")),
-                ("cardinal-rule", n),
-            )
-            collected = []
+            aliases = _aliases(f"cardinal rule {n}", rule, rule.replace(".", ""))
+            started.append((_Entry(("cardinal-rule", n), "cardinal-rule", ln.bare, path, ln, aliases), []))
         elif is_heading(ln.text, nxt):
-            flush()
             heading = ln.bare
             lettered = _LETTERED.match(heading)
             if lettered and plain_parent is not None:
@@ -469,20 +452,23 @@ def _parse_numbered(part: _Part, b: _Builder) -> None:
             else:
                 parents = []
                 plain_parent = None if lettered else heading
-            current = (
-                heading,
-                "section",
-                [*path, *parents, heading],
-                ln,
-                _aliases(_core_title(heading)),
-                (slug, *parents, heading),
-            )
-            collected = []
-        elif current is None:
+            section = [*path, *parents, heading]
+            aliases = _aliases(_core_title(heading))
+            started.append((_Entry((slug, *parents, heading), "section", heading, section, ln, aliases), []))
+        elif not started:
             b.anomaly(ln.no, "unparsed-line", f"text outside any entry: {ln.bare[:60]!r}")
         else:
-            collected.append(ln)
-    flush()
+            started[-1][1].append(ln)
+    for new, collected in started:
+        b.add(
+            key=new.key,
+            kind=new.kind,
+            title=new.title,
+            section=new.section,
+            head=new.head,
+            body=collected,
+            aliases=new.aliases,
+        )
 
 
 def _parse_abilities(lines: list[_Line], path: list[str], b: _Builder) -> None:
@@ -501,9 +487,7 @@ def _parse_abilities(lines: list[_Line], path: list[str], b: _Builder) -> None:
             found[-1][2].append(ln)
         else:
             b.anomaly(ln.no, "unparsed-line", f"ability text without a name: {ln.bare[:60]!r}")
-    counts: dict[str, int] = {}
-    for _, head, _ in found:
-        counts[head.bare.lower()] = counts.get(head.bare.lower(), 0) + 1
+    counts = Counter(head.bare.lower() for _, head, _ in found)  # a name in two groups is told apart by group
     for grp, head, body in found:
         name = head.bare
         repeated = counts[name.lower()] > 1
@@ -519,9 +503,8 @@ def _parse_abilities(lines: list[_Line], path: list[str], b: _Builder) -> None:
             aliases=aliases,
             group=grp,
         )
-        stubs = [_STUB.match(ln.bare) for ln in body]
-        if body and all(stubs):
-            b.stubs[entry.id] = stubs[0]["target"] if stubs[0] else ""
+        if body and all(_STUB.match(ln.bare) for ln in body):  # described elsewhere: not a link target
+            b.stubs.add(entry.id)
         if not body:
             b.anomaly(head.no, "empty-ability", f"ability {name!r} has no text")
 
@@ -549,7 +532,7 @@ def _resolve_references(b: _Builder) -> None:
                     continue
                 seen.add(text)
                 best = process.extractOne(
-                    text, choices, scorer=fuzz.ratio, processor=utils.default_process, score_cutoff=90
+                    text, choices, scorer=fuzz.ratio, processor=utils.default_process, score_cutoff=REFERENCE_CUTOFF
                 )
                 target = keys[best[0]] if best else None
                 if target == e.id:
@@ -588,11 +571,9 @@ def _link_updates(b: _Builder) -> None:
         for item in items:
             for target in _targets_of(item.bare, named):
                 links.append((target, item))
-        if update.new_wording:
+        if update.new_wording and items:  # the entry that now reads as the "New" wording
             wording = update.new_wording.strip()
-            for e in named:
-                if items and any(wording in p for p in e.paragraphs):
-                    links.append((e.id, items[0]))
+            links += [(e.id, items[0]) for e in named if any(wording in p for p in e.paragraphs)]
         done: set[tuple[str, int]] = set()
         for target, item in links:
             if (target, item.no) in done or target == update.id:
@@ -699,18 +680,30 @@ def _check_truncated(text: str, lines: list[_Line], b: _Builder, parts: list[_Pa
     b.anomaly(last.no, "truncated", f"document ends abruptly inside {where!r}; parsed what is there")
 
 
-def parse_obsidian(text: str, file: str) -> ParsedDocument:
-    """Parse the Obsidian Hand ruleset into entries; SourceError if the text is not that document."""
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.split("\n") if line.strip()), "")
+
+
+def looks_like_obsidian_ruleset(text: str) -> bool:
+    """The loader's test and the parser's own: the document's first line names the Obsidian Hand."""
+    return "obsidian hand" in _first_line(text).lower()
+
+
+def parse_obsidian(text: str, file: str, *, today: datetime.date | None = None) -> ParsedDocument:
+    """Parse the Obsidian Hand ruleset into entries; SourceError if the text is not that document.
+
+    ``today`` (default: the real date) is what an update dated later is impossible against.
+    """
     raw_lines = text.split("\n")
     lines = [_Line(i, t[:-1] if t.endswith("\r") else t) for i, t in enumerate(raw_lines, 1)]
     lines = [ln for ln in lines if ln.bare]
     if not lines:
         raise SourceError(file, "empty document")
-    if "obsidian hand" not in lines[0].bare.lower():
+    if not looks_like_obsidian_ruleset(text):
         raise SourceError(
             file, f"not the Obsidian Hand ruleset (first line is {lines[0].bare[:60]!r})", lines[0].no
         )
-    b = _Builder(file)
+    b = _Builder(file, today or datetime.date.today())
     parts = _split_parts(lines[1:], b)
     if not parts:
         raise SourceError(

@@ -17,10 +17,10 @@ Rules (documented in the README):
   Two-digit years are read as 20YY (the wiki dates from 2007-2010).
 * Notes: text before the verb ("Ability"), text between verb and date ("material on X") and text
   after the date (the reason after ``;``) become the note, joined with ``; ``.
-* Anomalies: a ``}`` closer or a missing closer ("unbalanced-bracket"); a date after ``today`` or a
-  day that does not exist ("impossible-date"). The date is still kept exactly as written; for an
-  impossible year, ``probable_date`` is the unique one-digit correction between
-  :data:`EARLIEST_YEAR` and this year, if there is exactly one.
+* Anomalies: a ``}`` closer or a missing closer ("unbalanced-bracket"); a date after ``today``, before
+  :data:`EARLIEST_YEAR`, or on a day that does not exist ("impossible-date"). The date is still kept
+  exactly as written; for an impossible year, ``probable_date`` is the unique one-digit correction
+  between :data:`EARLIEST_YEAR` and ``today``'s year, if there is exactly one.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from glossary.model import Change, ChangeKind
 
 #: The L5R card game was first published in 1995; no rules stamp can be older.
 EARLIEST_YEAR = 1995
+NO_SUCH_DAY = "no such day"
 
 _VERBS: dict[str, ChangeKind] = {
     "added": "added",
@@ -135,7 +136,10 @@ def _join_notes(*parts: str) -> str | None:
 
 
 def probable_year(year: int, today: datetime.date) -> int | None:
-    """The unique year in [EARLIEST_YEAR, today] that differs from ``year`` in exactly one digit."""
+    """The unique year in [EARLIEST_YEAR, today] that differs from ``year`` in exactly one digit.
+
+    A typo changes one digit ("3008"); when two corrections are possible, neither is evident.
+    """
     written = f"{year:04d}"
     candidates = set()
     for position, digit in enumerate(written):
@@ -147,6 +151,30 @@ def probable_year(year: int, today: datetime.date) -> int | None:
     return candidates.pop() if len(candidates) == 1 else None
 
 
+def date_problem(year: int, month: int, day: int, today: datetime.date) -> tuple[str | None, str | None]:
+    """Why a written date cannot be right, and the evident intended ISO date; ``(None, None)`` if it is fine.
+
+    The reason is :data:`NO_SUCH_DAY`, "in the future" or "before 1995". Shared by every parser that reads
+    hand-written dates, so they all flag the same dates and propose the same corrections.
+    """
+    try:
+        written = datetime.date(year, month, day)
+    except ValueError:
+        return NO_SUCH_DAY, None
+    if written > today:
+        reason = "in the future"
+    elif year < EARLIEST_YEAR:
+        reason = f"before {EARLIEST_YEAR}"
+    else:
+        return None, None
+    fixed = probable_year(year, today)
+    try:
+        probable = datetime.date(fixed, month, day).isoformat() if fixed is not None else None
+    except ValueError:  # 29 February in a non-leap corrected year
+        probable = None
+    return reason, probable
+
+
 def _read_date(match: re.Match[str], today: datetime.date) -> tuple[str, str | None, list[tuple[str, str]]]:
     """ISO date as written, probable date, anomalies."""
     day_text = match.group("d1") or match.group("d2")
@@ -156,24 +184,15 @@ def _read_date(match: re.Match[str], today: datetime.date) -> tuple[str, str | N
     if len(year_text) == 2:
         year += 2000
     iso = f"{year:04d}-{month:02d}-{day:02d}"
-    try:
-        written = datetime.date(year, month, day)
-    except ValueError:
-        return iso, None, [("impossible-date", f"impossible date {iso}: no such day")]
-    if written > today or year < EARLIEST_YEAR:
-        probable = probable_year(year, today)
-        probable_iso = None
-        if probable is not None:
-            try:
-                probable_iso = datetime.date(probable, month, day).isoformat()
-            except ValueError:  # 29 February in a non-leap corrected year
-                probable_iso = None
-        when = "in the future" if written > today else f"before {EARLIEST_YEAR}"
-        message = f"impossible date {iso} ({when})"
-        if probable_iso:
-            message += f"; probably {probable_iso}"
-        return iso, probable_iso, [("impossible-date", message)]
-    return iso, None, []
+    reason, probable = date_problem(year, month, day, today)
+    if reason is None:
+        return iso, None, []
+    if reason == NO_SUCH_DAY:
+        return iso, None, [("impossible-date", f"impossible date {iso}: {NO_SUCH_DAY}")]
+    message = f"impossible date {iso} ({reason})"
+    if probable:
+        message += f"; probably {probable}"
+    return iso, probable, [("impossible-date", message)]
 
 
 def parse_stamps(

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glossary.house import DEFAULT_DOCUMENT, EXAMPLES_DIR, _parse_blocks, parse_house_rulings
+from glossary.loader import default_sources
 from glossary.model import Change, CrossRef, Location, SourceError
 
 SAMPLE = """\
@@ -57,7 +58,7 @@ def test_metadata_is_parsed_and_not_part_of_the_body() -> None:
     first, second = parse_house_rulings(SAMPLE, "kotei.md").entries
     assert first.changes == [Change(kind="added", date="2026-11-01", raw="Date: 2026-11-01", line=6)]
     assert first.judge == "Jane Doe"
-    assert first.see_also == [CrossRef("Terrain", None), CrossRef("Ranged Attack", None)]
+    assert first.see_also == [CrossRef("Terrain", None, line=8), CrossRef("Ranged Attack", None, line=8)]
     assert second.judge == "John Roe"
     assert second.changes == [] and second.see_also == []
     assert not any("Judge:" in p or "Date:" in p for e in (first, second) for p in e.paragraphs)
@@ -195,6 +196,18 @@ def test_empty_ruling_and_duplicate_titles_are_reported() -> None:
     ]
     assert [(a.line, a.kind) for a in doc.anomalies] == [(1, "empty-ruling"), (8, "duplicate-ruling")]
     assert str(doc.anomalies[0]) == "e.md:1: empty-ruling: ruling 'Empty' has no text; skipped"
+    assert str(doc.anomalies[1]) == (
+        "e.md:8: duplicate-ruling: ruling 'Same' appears more than once in this file; this one is house:same-2"
+    )
+
+
+def test_renamed_duplicate_never_takes_another_rulings_id() -> None:
+    doc = parse_house_rulings("## Same\n\nOne.\n\n## Same\n\nTwo.\n\n## Same 2\n\nThree.\n", "d.md")
+    assert [(e.id, e.paragraphs) for e in doc.entries] == [
+        ("house:same", ["One."]),
+        ("house:same-3", ["Two."]),
+        ("house:same-2", ["Three."]),
+    ]
 
 
 def test_examples_folder_is_marked_as_examples_and_parses_cleanly() -> None:
@@ -213,12 +226,11 @@ def test_examples_folder_is_marked_as_examples_and_parses_cleanly() -> None:
 
 
 def test_examples_are_not_in_the_default_sources(monkeypatch: pytest.MonkeyPatch) -> None:
-    loader = pytest.importorskip("glossary.loader")
     monkeypatch.delenv("L5R_HOUSE_RULINGS", raising=False)
     monkeypatch.delenv("L5R_SOURCES", raising=False)
-    assert all(Path(p).resolve() != EXAMPLES_DIR for p in loader.default_sources())
+    assert all(Path(p).resolve() != EXAMPLES_DIR for p in default_sources())
     monkeypatch.setenv("L5R_HOUSE_RULINGS", str(EXAMPLES_DIR))
-    assert Path(loader.default_sources()[-1]).resolve() == EXAMPLES_DIR
+    assert Path(default_sources()[-1]).resolve() == EXAMPLES_DIR
 
 
 _LINES = st.sampled_from([

@@ -35,7 +35,7 @@ def test_cross_references_resolve_across_pages(corpus: Corpus) -> None:
 
 def test_references_to_pages_not_loaded_stay_unresolved_and_are_reported(corpus: Corpus) -> None:
     reveal = entry(corpus, "glossary:reveal")
-    assert [r.target for r in reveal.see_also] == [None, None]
+    assert [(r.text, r.target) for r in reveal.see_also] == [("Look", None), ("Show", None)]
     dangling = [a for a in corpus.anomalies if a.kind == "dangling-reference"]
     assert any("'Reveal' refers to 'Look'" in a.message for a in dangling)
     assert all(a.file and a.line > 0 for a in dangling)
@@ -85,7 +85,7 @@ def test_a_format_rule_restating_a_glossary_rule_overrides_it(corpus: Corpus) ->
 
 def test_terrain_updates_amend_the_glossary_terrain(corpus: Corpus) -> None:
     terrain = entry(corpus, "glossary:terrain")
-    assert {"obsidian-hand:update-2015-10-20", "obsidian-hand:update-2015-10-25"} <= set(terrain.overridden_by)
+    assert terrain.overridden_by == ["obsidian-hand:update-2015-10-20", "obsidian-hand:update-2015-10-25"]
 
 
 def test_glossary_honor_alias_does_not_capture_the_honor_ability(corpus: Corpus) -> None:
@@ -116,3 +116,16 @@ def test_house_ruling_links_to_glossary_and_format_rules_it_applies_to(tmp_path:
     assert ruling.overrides == ["obsidian-hand:ability-naval-invasion", "glossary:terrain"]
     assert ruling.id in linked.by_id()["obsidian-hand:ability-naval-invasion"].overridden_by
     assert ruling.id in linked.by_id()["glossary:terrain"].overridden_by
+
+
+def test_dangling_house_reference_is_reported_on_its_applies_to_line(tmp_path: Path) -> None:
+    (tmp_path / "rulings.md").write_text(
+        "# Kotei\n\n## A ruling\nJudge: Test Judge\nApplies to: Terrain, No Such Rule\n\nBody.\n",
+        encoding="utf-8",
+    )
+    linked = load_corpus([SHIPPED_SOURCES, tmp_path])
+    dangling = [str(a) for a in linked.anomalies if a.kind == "dangling-reference" and a.file.endswith(".md")]
+    assert dangling == [
+        f"{tmp_path / 'rulings.md'}:5: dangling-reference: 'A ruling' refers to 'No Such Rule', which no loaded "
+        "entry defines"
+    ]

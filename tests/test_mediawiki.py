@@ -469,9 +469,22 @@ def test_page_level_anomalies() -> None:
         (10, "empty-entry"),
         (11, "empty-heading"),
         (8, "duplicate-id"),
-        (1, "toc-mismatch"),
+        (5, "toc-mismatch"),  # the contents line that lists it
     ]
     assert "'Quest'" in doc.anomalies[-1].message
+
+
+def test_renamed_duplicate_never_takes_another_entrys_id() -> None:
+    text = "Glossary Q\n[edit] Quick\nA.\n[edit] Quick\nB.\n[edit] Quick 2\nC.\nBack to the Comprehensive Rules\n"
+    doc = parse_glossary_page(text, "q.txt", today=TODAY)
+    assert [(e.id, e.paragraphs) for e in doc.entries] == [
+        ("glossary:quick", ["A."]),
+        ("glossary:quick-3", ["B."]),
+        ("glossary:quick-2", ["C."]),
+    ]
+    assert [str(a) for a in doc.anomalies] == [
+        "q.txt:4: duplicate-id: glossary:quick repeated; renamed glossary:quick-3"
+    ]
 
 
 # --- robustness: random and damaged pages ---------------------------------------------------------------

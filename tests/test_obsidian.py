@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -620,7 +621,7 @@ def test_future_update_date_is_kept_and_reported_with_the_probable_date() -> Non
         "The Obsidian Hand Ruleset\nUpdates\n[02/15/3016]\nMoshi Eihime added to Banned List\n"
         "Banned Cards\n*** Personalities ***\nMoshi Eihime\n"
     )
-    doc = parse_obsidian(text, "o.txt")
+    doc = parse_obsidian(text, "o.txt", today=date(2026, 1, 1))
     update, moshi = doc.entries[0], doc.entries[-1]
     expected = "impossible date [02/15/3016] (3016-02-15 is in the future); probably 2016-02-15"
     assert [(c.date, c.probable_date, c.anomaly) for c in update.changes] == [
@@ -629,3 +630,23 @@ def test_future_update_date_is_kept_and_reported_with_the_probable_date() -> Non
     # the banned card carries the same change, still dated as written
     assert [(c.kind, c.date, c.probable_date) for c in moshi.changes] == [("added", "3016-02-15", "2016-02-15")]
     assert ("impossible-date", 3) in [(a.kind, a.line) for a in doc.anomalies]
+
+
+@pytest.mark.parametrize(
+    ("stamp", "today", "anomaly"),
+    [
+        (
+            "[02/15/1016]",
+            date(2026, 1, 1),
+            "impossible date [02/15/1016] (1016-02-15 is before 1995); probably 2016-02-15",
+        ),
+        ("[02/30/2016]", date(2026, 1, 1), "impossible date [02/30/2016]: no such day"),
+        ("[02/15/2016]", date(2016, 2, 14), "impossible date [02/15/2016] (2016-02-15 is in the future)"),
+        ("[02/15/2016]", date(2016, 2, 15), None),
+    ],
+)
+def test_update_dates_are_checked_like_glossary_stamps(stamp: str, today: date, anomaly: str | None) -> None:
+    text = f"The Obsidian Hand Ruleset\nUpdates\n{stamp}\nSomething changed.\n"
+    doc = parse_obsidian(text, "o.txt", today=today)
+    assert [c.anomaly for c in doc.entries[0].changes] == [anomaly]
+    assert [a.message for a in doc.anomalies if a.kind == "impossible-date"] == ([anomaly] if anomaly else [])

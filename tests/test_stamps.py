@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glossary.model import Change
-from glossary.stamps import StampMatch, UnparsedStamp, parse_stamps, strip_stamps
+from glossary.stamps import StampMatch, UnparsedStamp, date_problem, parse_stamps, strip_stamps
 
 TODAY = datetime.date(2026, 1, 1)
 
@@ -87,6 +87,26 @@ def test_ambiguous_correction_gives_no_probable_date() -> None:
     # 2099 -> 2009 or 2019 (one digit each): no evident intended date.
     stamp = one("[ADDED Jul 17 2099]")
     assert stamp.date == "2099-07-17" and stamp.probable_date is None and stamp.anomaly
+
+
+def test_date_before_the_game_existed_is_impossible() -> None:
+    stamp = one("[ADDED Jul 17 1007]")
+    assert (stamp.date, stamp.probable_date) == ("1007-07-17", "2007-07-17")
+    assert stamp.anomaly == "impossible date 1007-07-17 (before 1995); probably 2007-07-17"
+
+
+@pytest.mark.parametrize(
+    ("date", "expected"),
+    [
+        ((2008, 5, 30), (None, None)),
+        ((3008, 5, 30), ("in the future", "2008-05-30")),
+        ((1008, 5, 30), ("before 1995", "2008-05-30")),
+        ((2008, 2, 30), ("no such day", None)),
+        ((2099, 7, 17), ("in the future", None)),  # 2009 or 2019: no evident intended year
+    ],
+)
+def test_date_problem(date: tuple[int, int, int], expected: tuple[str | None, str | None]) -> None:
+    assert date_problem(*date, TODAY) == expected
 
 
 def test_nonexistent_day_is_impossible_but_kept() -> None:
@@ -217,4 +237,6 @@ def test_parse_stamps_never_raises(text: str) -> None:
         assert stamp.date is None or len(stamp.date.split("-")) == 3
     for bad in unparsed:
         assert text[bad.start :].startswith(bad.raw)
-    strip_stamps(text)
+    # every stamp-like bracket is either read or reported, and exactly those are stripped
+    brackets = {(s.start, s.raw) for s in stamps} | {(b.start, b.raw) for b in unparsed}
+    assert len(strip_stamps(text)) == len(text) - sum(len(raw) for _, raw in brackets)
