@@ -51,9 +51,9 @@ _TYPO = str.maketrans(
     }
 )
 
-# A word: letters/digits, possibly joined by hyphens or apostrophes (straight or typographic).
-_WORD = re.compile(r"[^\W_]+(?:['\u2019\u2018\-\u2010\u2011\u2012\u2013\u2014][^\W_]+)*")
-_JOINERS = re.compile(r"['\-]")
+# A word (after _TYPO): letters/digits, possibly joined by hyphens or apostrophes; and its parts.
+_WORD = re.compile(r"[^\W_]+(?:['\-][^\W_]+)*")
+_PART = re.compile(r"[^'\-]+")
 
 # Words that carry no rule meaning in a judge's question ("can I ...", "what happens when ...").
 QUESTION_WORDS = frozenset(
@@ -180,57 +180,36 @@ class RuleTokenizer(Tokenizer):
         **kwargs: Any,
     ) -> Iterator[Token]:
         t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+
+        def emit(text: str, pos: int, start: int, end: int) -> Token:
+            t.text, t.boost, t.stopped = text, 1.0, False
+            if keeporiginal:
+                t.original = text
+            if positions:
+                t.pos = pos
+            if chars:
+                t.startchar, t.endchar = start_char + start, start_char + end
+            return t
+
         pos = start_pos
-        for m in _WORD.finditer(value):
-            raw = m.group(0).translate(_TYPO)
-            base = m.start()
-            parts = [(p.start(), p.end()) for p in re.finditer(r"[^'\-]+", raw)]
-            # Possessive / contraction tail: "player's" -> "player" (keep "o'clock"-like words joined).
-            if len(parts) == 2 and "'" in raw and raw[parts[1][0] : parts[1][1]].lower() in ("s", "t", "ll", "re"):
-                if raw[parts[1][0] : parts[1][1]].lower() == "s":
+        # _TYPO maps one character to one, so offsets in the folded text are offsets in ``value``.
+        for m in _WORD.finditer(value.translate(_TYPO)):
+            raw, base = m.group(0), m.start()
+            parts = [(p.start(), p.end()) for p in _PART.finditer(raw)]
+            if len(parts) == 2 and "'" in raw:
+                tail = raw[parts[1][0] :].lower()
+                if tail == "s":  # possessive: "player's" -> "player"
                     parts = parts[:1]
-                else:  # "can't" -> "cant"
-                    parts = [(0, len(raw))]
-                    raw = raw.replace("'", "")
-                    base_end = m.end()
-                    yield from self._emit(t, raw, pos, base, base_end, positions, chars, start_char, keeporiginal)
+                elif tail in ("t", "ll", "re"):  # contraction: "can't" -> "cant" (not "can" + "t")
+                    yield emit(raw.replace("'", ""), pos, base, m.end())
                     pos += 1
                     continue
-            if len(parts) == 1:
-                s, e = parts[0]
-                yield from self._emit(t, raw[s:e], pos, base + s, base + e, positions, chars, start_char, keeporiginal)
-                pos += 1
-                continue
             first_pos = pos
             for s, e in parts:
-                yield from self._emit(t, raw[s:e], pos, base + s, base + e, positions, chars, start_char, keeporiginal)
+                yield emit(raw[s:e], pos, base + s, base + e)
                 pos += 1
-            joined = _JOINERS.sub("", raw)
-            yield from self._emit(t, joined, first_pos, base, m.end(), positions, chars, start_char, keeporiginal)
-
-    @staticmethod
-    def _emit(
-        t: Token,
-        text: str,
-        pos: int,
-        start: int,
-        end: int,
-        positions: bool,
-        chars: bool,
-        start_char: int,
-        keeporiginal: bool,
-    ) -> Iterator[Token]:
-        t.text = text
-        t.boost = 1.0
-        t.stopped = False
-        if keeporiginal:
-            t.original = text
-        if positions:
-            t.pos = pos
-        if chars:
-            t.startchar = start_char + start
-            t.endchar = start_char + end
-        yield t
+            if len(parts) > 1:
+                yield emit(raw.replace("'", "").replace("-", ""), first_pos, base, m.end())
 
 
 def rule_analyzer(stem: bool = True, stops: bool = True) -> Composable:

@@ -10,13 +10,19 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from glossary.model import Entry
+from glossary.model import Change, Entry
+from index.fulltext import md_escape
 from index.results import ChangeRecord, Hit, citation
+
+if TYPE_CHECKING:
+    from index.engine import Engine
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -65,9 +71,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _entry_dict(entry: Entry, score: float = 0.0, **extra: Any) -> dict[str, Any]:
     """A name lookup's row: same fields as a search hit; the snippet is the entry's opening paragraph."""
-    from index.engine import _md_escape
-
-    snippet = _md_escape(entry.paragraphs[0]) if entry.paragraphs else ""
+    snippet = md_escape(entry.paragraphs[0]) if entry.paragraphs else ""
     d = Hit(entry, score, snippet, 0 if entry.paragraphs else None, list(entry.changes)).to_dict()
     d.update(extra)
     return d
@@ -78,14 +82,12 @@ def _change_dict(rec: ChangeRecord) -> dict[str, Any]:
 
     ``snippet`` is the paragraph the stamp dates (or the opening one), ``changes`` is this one change.
     """
-    from index.engine import _md_escape
-
     e, c = rec.entry, rec.change
     para = c.paragraph if c.paragraph is not None and 0 <= c.paragraph < len(e.paragraphs) else 0
     row = rec.to_dict()
     row.update(
         text=e.text,
-        snippet=_md_escape(e.paragraphs[para]) if e.paragraphs else "",
+        snippet=md_escape(e.paragraphs[para]) if e.paragraphs else "",
         changes=[c.__dict__.copy()],
         entry_kind=e.kind,
         url=e.url,
@@ -102,7 +104,7 @@ def _wrap(text: str, indent: str = "   ") -> str:
     )
 
 
-def _change_line(c: Any) -> str:
+def _change_line(c: Change) -> str:
     date = c.date or "?"
     extra = f" ({c.anomaly})" if c.anomaly else ""
     return f"{c.kind.upper()} {date}{extra}"
@@ -129,7 +131,7 @@ def _print_entry(entry: Entry) -> None:
         print("   changes: " + "; ".join(_change_line(c) for c in entry.changes))
 
 
-def _emit(args: argparse.Namespace, data: Any, human: Any) -> None:
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
     else:
@@ -137,6 +139,7 @@ def _emit(args: argparse.Namespace, data: Any, human: Any) -> None:
 
 
 def run(argv: list[str] | None = None) -> int:
+    """Parse, open the engine once and run one command; errors are raised for ``main`` to report."""
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
@@ -166,7 +169,7 @@ def run(argv: list[str] | None = None) -> int:
         engine.close()
 
 
-def _dispatch(engine: Any, args: argparse.Namespace) -> int:
+def _dispatch(engine: Engine, args: argparse.Namespace) -> int:
     cmd = args.command
     limit = args.limit or 5
     if cmd in ("build", "stats"):
@@ -250,8 +253,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m index: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:

@@ -24,8 +24,9 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.qparser import OrGroup, QueryParser
 
-from glossary.model import Corpus, Entry
-from index.engine import OR_SCALE, Engine
+from glossary.model import Corpus
+from index.engine import Engine
+from index.fulltext import OR_SCALE
 
 EVAL_FILE = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_questions.json"
 
@@ -225,7 +226,3 @@ def format_bench(result: dict[str, Any]) -> str:
         "(x1, x10 only); RSS MB: process maximum so far."
     )
     return "\n".join(lines)
-
-
-def entry_ids(entries: list[Entry]) -> list[str]:
-    return [e.id for e in entries]

@@ -29,6 +29,7 @@ from typing import Any
 
 from whoosh import index as whoosh_index
 from whoosh.fields import ID, KEYWORD, TEXT, Schema
+from whoosh.filedb.filestore import RamStorage
 from whoosh.index import Index
 
 from glossary.model import Change, Corpus, Entry
@@ -37,7 +38,7 @@ from index.analysis import STEMMED, WORDS, compact, fold
 log = logging.getLogger("index")
 
 # Bump when the schema, the analyzer or the document mapping changes: old indexes then rebuild.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 POINTER = "CURRENT"
 META = "meta.json"
 ENV_INDEX_DIR = "L5R_INDEX_DIR"
@@ -74,25 +75,11 @@ def fingerprint(files: Iterable[Path]) -> str:
 
 
 def corpus_digest(corpus: Corpus) -> str:
-    """Hash of what the index was built from, so a parser change (same files) is noticed too."""
-    h = hashlib.sha256()
-    for e in corpus.entries:
-        h.update(
-            json.dumps(
-                [
-                    e.id,
-                    e.source,
-                    e.kind,
-                    e.title,
-                    e.section,
-                    e.paragraphs,
-                    e.aliases,
-                    e.group,
-                    [effective_date(c) for c in e.changes],
-                ],
-                ensure_ascii=False,
-            ).encode()
-        )
+    """Hash of exactly what gets indexed (schema version + every document), so a parser change is noticed too."""
+    h = hashlib.sha256(f"schema:{SCHEMA_VERSION}\n".encode())
+    for entry in corpus.entries:
+        h.update(json.dumps(entry_document(entry), ensure_ascii=False, sort_keys=True).encode())
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -174,7 +161,8 @@ def read_pointer(index_dir: Path) -> dict[str, Any] | None:
     if not pointer.exists():
         return None
     data = json.loads(pointer.read_text("utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("dir"), str) or "/" in data["dir"]:
+    folder = data.get("dir") if isinstance(data, dict) else None
+    if not isinstance(folder, str) or not folder.startswith("build-") or "/" in folder:
         raise ValueError("pointer file is not an index pointer")
     return data
 
@@ -214,6 +202,7 @@ def open_current(index_dir: Path, fp: str, digest: str) -> Opened | None:
 
 
 def _write(ix: Index, corpus: Corpus) -> None:
+    """Add every entry in one commit; a failure midway cancels the writer so nothing half-written is kept."""
     writer = ix.writer()
     try:
         for n, entry in enumerate(corpus.entries):
@@ -239,13 +228,12 @@ def build(corpus: Corpus, index_dir: Path, fp: str, digest: str) -> Opened:
         _write(ix, corpus)
         ix.close()
         meta = _meta(corpus, fp, digest, started)
-        built_at = meta["built_at"]
         (tmp / META).write_text(json.dumps(meta, indent=1), "utf-8")
         name = f"build-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{fp[:10]}"
         final = index_dir / name
         os.rename(tmp, final)
         pointer_tmp = index_dir / f".{POINTER}.{os.getpid()}.tmp"
-        pointer_tmp.write_text(json.dumps({"dir": name, "fingerprint": fp, "built_at": built_at}), "utf-8")
+        pointer_tmp.write_text(json.dumps({"dir": name, "fingerprint": fp, "built_at": meta["built_at"]}), "utf-8")
         os.replace(pointer_tmp, index_dir / POINTER)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -253,23 +241,20 @@ def build(corpus: Corpus, index_dir: Path, fp: str, digest: str) -> Opened:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    meta["build_seconds"] = round(time.perf_counter() - started, 4)
     _cleanup(index_dir, keep={name})
-    log.info("built index of %d entries in %.2fs at %s", len(corpus.entries), meta["build_seconds"], final)
+    log.info("built index of %d entries in %.2fs at %s", len(corpus.entries), time.perf_counter() - started, final)
     return Opened(whoosh_index.open_dir(str(final)), meta, final)
 
 
 def build_in_memory(corpus: Corpus, fp: str, digest: str) -> Opened:
     """Fallback when the index folder cannot be written: serve from RAM rather than not at all."""
-    from whoosh.filedb.filestore import RamStorage
-
     started = time.perf_counter()
     ix = RamStorage().create_index(make_schema())
     _write(ix, corpus)
     return Opened(ix, _meta(corpus, fp, digest, started), None)
 
 
-def _meta(corpus: Corpus, fp: str, digest: str, started: float) -> dict:
+def _meta(corpus: Corpus, fp: str, digest: str, started: float) -> dict[str, Any]:
     """What an index records about itself: the fingerprint that decides staleness, and build figures."""
     return {
         "schema": SCHEMA_VERSION,
@@ -283,6 +268,7 @@ def _meta(corpus: Corpus, fp: str, digest: str, started: float) -> dict:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether a builder process still runs (EPERM means it does, under another user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

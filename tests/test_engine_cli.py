@@ -56,9 +56,9 @@ def test_define_text_and_json(capsys: pytest.CaptureFixture[str], ixdir: Path) -
     assert code == 0 and out.startswith("Target  [glossary:target]")
     code, out, _ = run(capsys, ixdir, "define", "ninjitsu", "--json")
     rows = json.loads(out)
-    assert [r["match"] for r in rows] == ["candidate"] * 3
+    assert code == 0 and [r["match"] for r in rows] == ["candidate"] * 3
     code, out, _ = run(capsys, ixdir, "define", "zzzzqq")
-    assert out.strip() == "No entry found."
+    assert code == 0 and out.strip() == "No entry found."
 
 
 def test_section_changes_banned(capsys: pytest.CaptureFixture[str], ixdir: Path) -> None:
@@ -98,9 +98,20 @@ def test_errors_are_one_line(
     assert "Traceback" not in err
 
 
-def test_module_entry_point(tmp_path: Path) -> None:
+def test_module_entry_point(ixdir: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "index", "define", "Face-Down", "--index-dir", str(tmp_path / "ix"), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "index",
+            "define",
+            "Face-Down",
+            "--index-dir",
+            str(ixdir),
+            "--sources",
+            str(SHIPPED_SOURCES),
+        ]
+        + ["--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -29,9 +29,9 @@ def test_eval_set_is_large_enough_and_points_at_real_entries(engine: Engine) -> 
 def test_engine_meets_targets_and_beats_baseline(engine: Engine) -> None:
     result = run_eval(engine)
     e, b = result["engine"], result["baseline"]
-    assert e["top3"] >= 0.97, result["search_misses"]
-    assert e["top1"] >= 0.85, result["search_misses"]
-    assert result["define"]["exact_or_first"] >= 0.97, result["define_misses"]
+    # the figures reached on the shipped eval set (top-1 92.5%, top-3 99.1%, MRR 0.956): no silent regression
+    assert e["top1"] >= 0.92 and e["top3"] >= 0.99 and e["mrr"] >= 0.955, result["search_misses"]
+    assert result["define"]["exact_or_first"] == 1.0, result["define_misses"]
     assert e["mrr"] > b["mrr"] and e["top1"] > b["top1"]
 
 

@@ -12,11 +12,14 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from glossary.loader import SHIPPED_SOURCES
+from glossary.loader import SHIPPED_SOURCES, load_corpus
+from glossary.model import Corpus
 from index import store
 from index.analysis import STEMMED, WORDS, compact, fold, terms, words
 from index.engine import Engine
@@ -43,6 +46,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return src, ix
 
 
+@pytest.fixture()
+def built_copy(built: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """Sources + a private copy of the built index folder, for a test that damages, rebuilds or reloads it."""
+    src, ix0 = built
+    ix = tmp_path / "ix"
+    shutil.copytree(ix0, ix)
+    return src, ix
+
+
 # ------------------------------------------------------------------------------------ analysis
 def test_importing_whoosh_emits_no_warning() -> None:
     code = "import whoosh, whoosh.index, whoosh.fields, whoosh.query, whoosh.qparser, index.engine"
@@ -55,7 +67,9 @@ def test_hyphenated_spaced_and_joined_forms_meet() -> None:
     assert set(terms("face-down")) == {"face", "down", "facedown"}
     assert set(terms("face down")) == {"face", "down"}
     assert terms("facedown") == ["facedown"]
-    assert set(terms("Face\u2011Down")) == {"face", "down", "facedown"}  # non-breaking hyphen
+    for dash in ("\u2011", "\u2013", "\u2212", "\u00ad"):  # non-breaking hyphen, en dash, minus, soft hyphen
+        assert set(terms(f"Face{dash}Down")) == {"face", "down", "facedown"}, repr(dash)
+    assert terms("can\u2019t") == terms("can`t") == ["cant"]
 
 
 def test_typography_case_accents_folded() -> None:
@@ -168,13 +182,26 @@ def test_stale_index_rebuilt_when_a_source_changes(
         second.close()
 
 
-def test_garbage_pointer_rebuilt_with_log_line(
-    built: tuple[Path, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    src, ix0 = built
-    ix = tmp_path / "ix"
-    shutil.copytree(ix0, ix)
+def _garble_pointer(ix: Path) -> None:
     (ix / "CURRENT").write_bytes(b"\x00\xffnot json at all")
+
+
+def _garble_segments(ix: Path) -> None:
+    for f in (ix / json.loads((ix / "CURRENT").read_text())["dir"]).iterdir():
+        if f.name != "meta.json":
+            f.write_bytes(os.urandom(64))
+
+
+def _point_outside(ix: Path) -> None:
+    (ix / "CURRENT").write_text(json.dumps({"dir": "..", "fingerprint": "x"}))
+
+
+@pytest.mark.parametrize("garble", [_garble_pointer, _garble_segments, _point_outside])
+def test_garbage_index_rebuilt_with_log_line(
+    built_copy: tuple[Path, Path], caplog: pytest.LogCaptureFixture, garble: Callable[[Path], None]
+) -> None:
+    src, ix = built_copy
+    garble(ix)
     with caplog.at_level(logging.WARNING, logger="index"):
         engine = Engine.open([src], ix)
     try:
@@ -185,32 +212,20 @@ def test_garbage_pointer_rebuilt_with_log_line(
         engine.close()
 
 
-def test_garbage_segments_rebuilt_with_log_line(
-    built: tuple[Path, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    src, ix0 = built
-    ix = tmp_path / "ix"
-    shutil.copytree(ix0, ix)
-    build_dir = ix / json.loads((ix / "CURRENT").read_text())["dir"]
-    for f in build_dir.iterdir():
-        if f.name != "meta.json":
-            f.write_bytes(os.urandom(64))
-    with caplog.at_level(logging.WARNING, logger="index"):
-        engine = Engine.open([src], ix)
-    try:
-        assert "unreadable" in caplog.text
-        assert engine.stats()["rebuilt"] is True
-        assert engine.define("terrain").entry.id == "glossary:terrain"  # type: ignore[union-attr]
-    finally:
-        engine.close()
+def test_corpus_digest_covers_everything_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = load_corpus([SHIPPED_SOURCES])
+    before = store.corpus_digest(corpus)
+    entry = next(e for e in corpus.entries if e.kind == "update")
+    edited = Corpus(entries=[replace(e, new_wording="a new wording") if e is entry else e for e in corpus.entries])
+    assert store.corpus_digest(edited) != before  # a field only the body indexes
+    monkeypatch.setattr(store, "SCHEMA_VERSION", store.SCHEMA_VERSION + 1)
+    assert store.corpus_digest(corpus) != before  # from_corpus indexes have no file fingerprint to catch this
 
 
 def test_failed_build_leaves_previous_index_serving(
-    built: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    built_copy: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    src, ix0 = built
-    ix = tmp_path / "ix"
-    shutil.copytree(ix0, ix)
+    src, ix = built_copy
     pointer_before = (ix / "CURRENT").read_text()
     engine = Engine.open([src], ix)
 
@@ -233,10 +248,8 @@ def test_failed_build_leaves_previous_index_serving(
         engine.close()
 
 
-def test_killed_build_leaves_previous_index_serving(built: tuple[Path, Path], tmp_path: Path) -> None:
-    src, ix0 = built
-    ix = tmp_path / "ix"
-    shutil.copytree(ix0, ix)
+def test_killed_build_leaves_previous_index_serving(built_copy: tuple[Path, Path], tmp_path: Path) -> None:
+    src, ix = built_copy
     pointer_before = (ix / "CURRENT").read_text()
     marker = tmp_path / "midway"
     script = textwrap.dedent(f"""
@@ -273,10 +286,8 @@ def test_killed_build_leaves_previous_index_serving(built: tuple[Path, Path], tm
         engine.close()
 
 
-def test_reload_swaps_while_readers_keep_working(built: tuple[Path, Path], tmp_path: Path) -> None:
-    src, ix0 = built
-    ix = tmp_path / "ix"
-    shutil.copytree(ix0, ix)
+def test_reload_swaps_while_readers_keep_working(built_copy: tuple[Path, Path]) -> None:
+    src, ix = built_copy
     engine = Engine.open([src], ix)
     errors: list[BaseException] = []
     answers: list[str] = []
@@ -309,6 +320,32 @@ def test_reload_swaps_while_readers_keep_working(built: tuple[Path, Path], tmp_p
     assert not errors, errors
     assert len(answers) > n_before_end and set(answers) == {"glossary:terrain"}
     assert stats["index_path"] != before and stats["rebuilt"] is True
+
+
+def test_concurrent_reloads_are_serialized(built_copy: tuple[Path, Path]) -> None:
+    src, ix = built_copy
+    engine = Engine.open([src], ix)
+    results: list[dict | BaseException] = []
+
+    def reload() -> None:
+        try:
+            results.append(engine.reload())
+        except BaseException as exc:  # noqa: BLE001 - the test reports any failure
+            results.append(exc)
+
+    threads = [threading.Thread(target=reload) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert all(isinstance(r, dict) for r in results), results
+        serving = ix / json.loads((ix / "CURRENT").read_text())["dir"]
+        assert engine.stats()["index_path"] == str(serving)  # the last build published is the one CURRENT names
+        assert len({r["index_path"] for r in results}) == 3  # type: ignore[index]
+        assert len(list(ix.glob("build-*"))) == 2 and not list(ix.glob(".tmp-*"))
+    finally:
+        engine.close()
 
 
 def test_unwritable_index_dir_falls_back_to_memory(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -67,6 +67,12 @@ def test_section_number_with_word_and_part_number(engine: Engine) -> None:
     ]
 
 
+@pytest.fixture(scope="module")
+def ix(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One index folder for the CLI tests that only read (the first one builds it)."""
+    return tmp_path_factory.mktemp("cli") / "ix"
+
+
 def _cli(capsys: pytest.CaptureFixture[str], ix: Path, *argv: str) -> tuple[int, str, str]:
     code = main([*argv, "--index-dir", str(ix), "--sources", str(SHIPPED_SOURCES)])
     out, err = capsys.readouterr()
@@ -76,8 +82,7 @@ def _cli(capsys: pytest.CaptureFixture[str], ix: Path, *argv: str) -> tuple[int,
 REQUIRED = ("id", "title", "source", "section", "text", "snippet", "changes", "citation", "score")
 
 
-def test_every_json_row_has_the_documented_fields(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    ix = tmp_path / "ix"
+def test_every_json_row_has_the_documented_fields(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
     for argv in (
         ("define", "targt"),
         ("search", "is a terrain an enemy card?"),
@@ -93,8 +98,8 @@ def test_every_json_row_has_the_documented_fields(capsys: pytest.CaptureFixture[
             assert row["snippet"] or not row["text"], argv  # a bare heading (II.F) has no text of its own
 
 
-def test_changes_json_row_is_the_change_and_its_paragraph(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = _cli(capsys, tmp_path / "ix", "changes", "--source", "glossary", "--json", "--limit", "1")
+def test_changes_json_row_is_the_change_and_its_paragraph(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
+    code, out, _ = _cli(capsys, ix, "changes", "--source", "glossary", "--json", "--limit", "1")
     (row,) = json.loads(out)
     assert row["id"] == "glossary:entering-play-honor-loss" and row["kind"] == "clarified"
     assert row["entry_kind"] == "term" and row["date"] == "2008-07-08"
@@ -102,8 +107,8 @@ def test_changes_json_row_is_the_change_and_its_paragraph(capsys: pytest.Capture
     assert row["snippet"].startswith("The highest amount of Honor loss")
 
 
-def test_define_json_snippet_is_the_opening_paragraph(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = _cli(capsys, tmp_path / "ix", "define", "Region", "--json")
+def test_define_json_snippet_is_the_opening_paragraph(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
+    code, out, _ = _cli(capsys, ix, "define", "Region", "--json")
     row = json.loads(out)[0]
     assert row["id"] == "glossary:region" and row["snippet"].startswith("A card type that attaches to a Province.")
 
@@ -116,12 +121,12 @@ def test_build_on_an_empty_folder_builds_once(capsys: pytest.CaptureFixture[str]
     assert store.read_pointer(ix) is not None
 
 
-def test_impossible_date_is_a_one_line_cli_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _out, err = _cli(capsys, tmp_path / "ix", "changes", "--since", "2015-13")
+def test_impossible_date_is_a_one_line_cli_error(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
+    code, _out, err = _cli(capsys, ix, "changes", "--since", "2015-13")
     assert code == 2 and "since must be a date" in err and len(err.strip().splitlines()) == 1
 
 
-def test_missing_sources_are_reported_not_silent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_missing_sources_are_reported_not_silent(capsys: pytest.CaptureFixture[str], tmp_path: Path, ix: Path) -> None:
     code = main(["define", "targt", "--index-dir", str(tmp_path / "ix"), "--sources", str(tmp_path / "nowhere")])
     _out, err = capsys.readouterr()
     assert code == 1
@@ -129,8 +134,6 @@ def test_missing_sources_are_reported_not_silent(capsys: pytest.CaptureFixture[s
         f"python -m index: warning: {tmp_path / 'nowhere'}: no such file or folder",
         "python -m index: error: no entries loaded from the sources",
     ]
-    code = main(
-        ["define", "targt", "--index-dir", str(tmp_path / "ix"), "--sources", str(SHIPPED_SOURCES), str(tmp_path / "x")]
-    )
+    code = main(["define", "targt", "--index-dir", str(ix), "--sources", str(SHIPPED_SOURCES), str(tmp_path / "x")])
     out, err = capsys.readouterr()
     assert code == 0 and out.startswith("Target  [glossary:target]") and "no such file or folder" in err

@@ -1,0 +1,84 @@
+"""Dated changes and the banned list: "what changed since..." and "is this card banned?"."""
+
+from __future__ import annotations
+
+from rapidfuzz import fuzz, process
+
+from index import store
+from index.analysis import fold
+from index.fulltext import check_date, check_source
+from index.names import FUZZY_COMPLETE_CUTOFF, MAX_KEY
+from index.results import BannedResult, ChangeRecord
+from index.state import State, clip
+
+
+def changes(
+    st: State, since: str | None = None, until: str | None = None, source: str | None = None
+) -> list[ChangeRecord]:
+    """Every dated change, newest first (impossible dates placed by their probable date).
+
+    ``until`` compares at its own precision, so ``until="2008"`` includes all of 2008.
+    """
+    lo = check_date(since, "since") if since else None
+    hi = check_date(until, "until") if until else None
+    if source:
+        check_source(source)
+    out = []
+    for rec in st.changes:
+        if source and rec.entry.source != source:
+            continue
+        d = store.effective_date(rec.change)
+        if (lo or hi) and (not d or (lo and d < lo) or (hi and d[: len(hi)] > hi)):
+            continue
+        out.append(rec)
+    return out
+
+
+def banned(st: State, card: str) -> BannedResult:
+    """Is this card on the banned list? Exact or close spelling counts; near misses are offered."""
+    key = fold(card or "")[:MAX_KEY]
+    if not key or not st.banned_names:
+        return BannedResult(card, None)
+    record_id: str | None = None
+    spaceless = key.replace(" ", "")
+    for name, eid in zip(st.banned_names, st.banned_ids, strict=True):
+        if name == key or name.replace(" ", "") == spaceless:
+            record_id = eid
+            break
+    if record_id is None:
+        pick = process.extractOne(key, st.banned_names, scorer=fuzz.ratio, score_cutoff=85) or process.extractOne(
+            key, st.banned_names, scorer=fuzz.token_sort_ratio, score_cutoff=88
+        )
+        if pick:
+            record_id = st.banned_ids[pick[2]]
+    near_ids: list[str] = []
+    for _name, _score, idx in process.extract(key, st.banned_names, scorer=fuzz.WRatio, limit=10, score_cutoff=60):
+        eid = st.banned_ids[idx]
+        if eid != record_id and eid not in near_ids:
+            near_ids.append(eid)
+    near = [st.by_id[i] for i in near_ids[:5]]
+    if record_id is None:
+        return BannedResult(card, None, None, near)
+    record = st.by_id[record_id]
+    added = [c for c in record.changes if c.kind == "added"] or list(record.changes)
+    dates = sorted(d for d in (store.effective_date(c) for c in added) if d)
+    return BannedResult(card, record, dates[0] if dates else None, near)
+
+
+def complete_banned(st: State, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
+    """Banned card names for a typed prefix: name starts, word starts, then one typo or word away."""
+    key = fold(prefix or "")[:100]
+    limit = max(1, min(int(limit), 25))
+    ranked = []
+    for name, eid in zip(st.banned_names, st.banned_ids, strict=True):
+        if not key or name.startswith(key):
+            ranked.append((0, st.order[eid], eid))
+        elif f" {key}" in f" {name}":
+            ranked.append((1, st.order[eid], eid))
+        elif len(key) >= 4 and (
+            fuzz.ratio(key, name[: len(key) + 1]) >= FUZZY_COMPLETE_CUTOFF
+            or (" " in key and fuzz.token_set_ratio(key, name) >= 90)
+        ):
+            ranked.append((2, st.order[eid], eid))  # "moshi eihme", "house of black"
+    out = list(dict.fromkeys(eid for _r, _o, eid in sorted(ranked)))[:limit]
+    return [(clip(st.by_id[eid].title), eid) for eid in out]

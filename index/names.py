@@ -1,0 +1,201 @@
+"""Name lookups over the in-memory tables: define, autocomplete, and ruleset sections.
+
+A judge types a name, not a question, so these match folded titles and aliases first
+(exact, prefix, stemmed, typo-tolerant) and fall back to full text only when no name fits.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import JaroWinkler
+
+from index import fulltext
+from index.analysis import STOPS, fold, stem
+from index.results import DefineResult, Hit
+from index.state import CODE, KIND_PRIORITY, SECTION_KINDS, Completer, State
+
+MAX_KEY = 200  # characters of a name that are looked at
+FUZZY_COMPLETE_CUTOFF = 80  # rapidfuzz ratio for "one typo away" suggestions
+
+
+def _rank_key(st: State, i: str, how: dict[str, int]) -> tuple[int, int, float, int]:
+    return (KIND_PRIORITY.get(st.by_id[i].kind, 9), how.get(i, 0), -st.importance.get(i, 0), st.order[i])
+
+
+def _rank(st: State, ids: Iterable[str], how: dict[str, int] | None = None) -> list[str]:
+    """Definitions before mentions, titles before aliases, then the more widely referenced, then corpus order."""
+    how = how or {}
+    return sorted(dict.fromkeys(ids), key=lambda i: _rank_key(st, i, how))
+
+
+def _confident(
+    st: State, ranked: list[str], how: str, limit: int, how_rank: dict[str, int] | None = None
+) -> DefineResult:
+    """One clear winner -> entry; a tie between equally good candidates -> None + candidates."""
+    how_rank = how_rank or {}
+    entries = [st.by_id[i] for i in ranked]
+    if len(entries) == 1:
+        return DefineResult(entries[0], [], how)
+    ka = _rank_key(st, entries[0].id, how_rank)
+    kb = _rank_key(st, entries[1].id, how_rank)
+    tie = ka[:2] == kb[:2] and (
+        how in ("exact", "alias") or st.importance.get(entries[0].id, 0) < 2 * st.importance.get(entries[1].id, 0)
+    )
+    if tie:
+        return DefineResult(None, entries[:limit], how)
+    return DefineResult(entries[0], entries[1:limit], how)
+
+
+def define(st: State, term: str, limit: int = 5) -> DefineResult:
+    """Exact title/alias, then prefix, then plural/typo tolerant, then full text."""
+    key = fold(term or "")[:MAX_KEY]
+    if not key:
+        return DefineResult(None, [], "none")
+    how_rank = st.exact.get(key) or st.exact.get(key.replace(" ", ""))
+    if how_rank:
+        ranked = _rank(st, how_rank, how_rank)
+        return _confident(st, ranked, "exact" if how_rank[ranked[0]] == 0 else "alias", limit, how_rank)
+    if len(key) >= 2:
+        i = bisect.bisect_left(st.name_keys, key)
+        found: list[str] = []
+        while i < len(st.name_keys) and st.name_keys[i].startswith(key) and len(found) < 200:
+            found.extend(st.name_ids[i])
+            i += 1
+        if found:
+            return _confident(st, _rank(st, found), "prefix", limit)
+    stem_key = " ".join(stem(w) for w in key.split())
+    if stem_key in st.stemmed:
+        return _confident(st, _rank(st, st.stemmed[stem_key]), "fuzzy", limit)
+    fuzzy = _fuzzy_names(st, key, limit)
+    if fuzzy:
+        return fuzzy
+    hits = fulltext.search(st, term, limit=limit)
+    if not hits:
+        return DefineResult(None, [], "none")
+    if len(hits) == 1 or hits[0].score >= 1.5 * hits[1].score:
+        return DefineResult(hits[0].entry, [h.entry for h in hits[1:]], "fulltext")
+    return DefineResult(None, [h.entry for h in hits], "fulltext")
+
+
+def _fuzzy_names(st: State, key: str, limit: int) -> DefineResult | None:
+    """Typo-tolerant name match: edit similarity, with Jaro-Winkler for dropped/swapped letters."""
+    if len(key) < 3:
+        return None
+    names = st.name_keys
+    pool = {idx for _n, _s, idx in process.extract(key, names, scorer=fuzz.ratio, limit=12, score_cutoff=65)}
+    pool |= {
+        idx for _n, _s, idx in process.extract(key, names, scorer=JaroWinkler.similarity, limit=12, score_cutoff=0.85)
+    }
+    if not pool:
+        return None
+    scored = sorted(
+        (
+            (
+                max(fuzz.ratio(key, names[i]), 100 * JaroWinkler.similarity(key, names[i]) - 5),
+                fuzz.WRatio(key, names[i]),
+                i,
+            )
+            for i in pool
+        ),
+        key=lambda x: (-x[0], -x[1]),
+    )
+    best = scored[0]
+    if best[0] < 70:
+        return None
+    ids: list[str] = []
+    for sim, _w, idx in scored:
+        if sim >= 75 or idx == best[2]:
+            ids.extend(_rank(st, st.name_ids[idx]))
+    ids = list(dict.fromkeys(ids))
+    top = _rank(st, st.name_ids[best[2]])
+    runner_up = next((r for r, _w, idx in scored[1:] if set(st.name_ids[idx]) - set(top)), 0)
+    clear = len(top) == 1 or _rank_key(st, top[0], {})[0] < _rank_key(st, top[1], {})[0]
+    if best[0] >= 80 and best[0] - runner_up >= 4 and clear:
+        return DefineResult(st.by_id[top[0]], [st.by_id[i] for i in ids if i != top[0]][:limit], "fuzzy")
+    return DefineResult(None, [st.by_id[i] for i in ids][:limit], "fuzzy")
+
+
+def complete(c: Completer, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
+    """(shown name, id) for a typed prefix: name starts, then word starts, then names one typo away."""
+    key = fold(prefix or "")[:100]
+    limit = max(1, min(int(limit), 25))
+    if not key:
+        return [(c.display[i], i) for i in c.default[:limit]]
+    lo = bisect.bisect_left(c.keys, (key,))
+    found: list[tuple[int, int, int, str]] = []
+    i = lo
+    while i < len(c.keys) and c.keys[i][0].startswith(key) and len(found) < 400:
+        k, rank, order, eid = c.keys[i]
+        found.append((rank, len(k), order, eid))
+        i += 1
+    found.sort()
+    out: dict[str, None] = {}
+    for _r, _l, _o, eid in found:
+        out.setdefault(eid, None)
+        if len(out) >= limit:
+            break
+    if len(out) < limit and len(key) >= 4:
+        # A judge typing "targt" still deserves suggestions: names whose start (or whole) is one typo away.
+        n = len(key) + 1
+        scored = []
+        for eid, name in c.folded.items():
+            score = max(fuzz.ratio(key, name[:n]), fuzz.ratio(key, name))
+            if score >= FUZZY_COMPLETE_CUTOFF and eid not in out:
+                scored.append((-score, len(name), eid))
+        for _s, _l, eid in sorted(scored)[: limit - len(out)]:
+            out.setdefault(eid, None)
+    return [(c.display[i], i) for i in out]
+
+
+def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
+    """A ruleset section by number ("II.F", "Cardinal Rule 2") or name ("deck construction")."""
+    key = fold(ref or "")[:MAX_KEY]
+    if not key:
+        return []
+    ranked = st.section_keys.get(key, []) + st.section_keys.get(key.replace(" ", ""), [])
+    # word-boundary prefixes: "cardinal rule 2" -> "cardinal rule 2 cards vs cards"
+    for s in st.sections:
+        if s.key.startswith(key + " "):
+            ranked += s.ids
+    ref_stems = {stem(w) for w in key.split() if w not in STOPS}
+    if ref_stems:
+        # every word of the ref in the key, tightest keys first
+        covering = sorted((s for s in st.sections if ref_stems <= s.stems), key=lambda s: len(s.stems))
+        for s in covering:
+            ranked += s.ids
+    ranked = list(dict.fromkeys(ranked))
+    if not ranked:
+        code = re.sub(r"\s+", "", ref.strip().upper().removeprefix("SECTION").strip())
+        if CODE.match(code):
+            # A section number that names no section: its sub-sections ("II" -> II.A ... II.F), else nothing,
+            # rather than whatever merely mentions the numeral.
+            ranked = [
+                e.id
+                for e in st.corpus.entries
+                if e.kind in SECTION_KINDS
+                and any(a.upper() == code or a.upper().startswith(code + ".") for a in e.aliases)
+            ]
+            if not ranked:
+                return []
+    if ranked:
+        # A heading is answered by its contents: the matched section's sub-sections follow it.
+        head = st.by_id[ranked[0]]
+        path = head.section if head.section and head.section[-1] == head.title else [*head.section, head.title]
+        children = [
+            e.id
+            for e in st.corpus.entries
+            if e.id != head.id and len(e.section) > len(path) - 1 and e.section[: len(path)] == path
+        ]
+        ranked = list(dict.fromkeys([ranked[0], *children, *ranked[1:]]))
+    weights, _raw = fulltext.query_terms(st, ref)
+    hits = [fulltext.make_hit(st, st.by_id[i], 100.0 - n, weights) for n, i in enumerate(ranked[:limit])]
+    if len(hits) < limit:
+        seen = {h.entry.id for h in hits}
+        extra = [h for h in fulltext.search(st, ref, limit=limit * 3) if h.entry.id not in seen]
+        extra.sort(key=lambda h: 0 if h.entry.kind in SECTION_KINDS else 1)
+        hits += extra[: limit - len(hits)]
+    return hits
