@@ -45,7 +45,8 @@ class Hit:
             "text": e.text,
             "snippet": self.snippet,
             "paragraph": self.paragraph,
-            "changes": [c.__dict__.copy() for c in (self.changes or e.changes)],
+            # Only the stamps dating the snippet (or the whole entry): others would misdate what is shown.
+            "changes": [c.__dict__.copy() for c in self.changes],
             "citation": citation(e),
             "url": e.url,
             "score": round(self.score, 4),
