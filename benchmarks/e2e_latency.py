@@ -93,12 +93,10 @@ async def run(repeat: int) -> dict[str, Any]:
             async with bot_running(fake, bot):
                 user = fake.new_member("benchmark")
                 await fake.invoke_command("ask", {"question": "warm up"}, user=user)  # first-call costs
-                answered = {"ask": 0, "define": 0, "autocomplete": 0}
-                results: dict[str, tuple[list[float], int]] = {
-                    "ask": ([], 0),
-                    "define": ([], 0),
-                    "autocomplete": ([], 0),
-                }
+                kinds = ("ask", "define", "autocomplete")
+                latencies: dict[str, list[float]] = {kind: [] for kind in kinds}
+                deferred = dict.fromkeys(kinds, 0)
+                answered = dict.fromkeys(kinds, 0)
                 for _ in range(repeat):
                     for kind, option, items in (
                         ("ask", "question", questions["search"]),
@@ -106,21 +104,20 @@ async def run(repeat: int) -> dict[str, Any]:
                     ):
                         for text in items:
                             rec = await fake.invoke_command(kind, {option: text[:200]}, user=user, timeout=10)
-                            lat, deferred = results[kind]
-                            lat.append(rec.latency or 0.0)
-                            results[kind] = (lat, deferred + (rec.response_type == 5))
+                            latencies[kind].append(rec.latency or 0.0)
+                            deferred[kind] += rec.response_type == 5
                             answered[kind] += bool(rec.message and rec.message["embeds"])
                     for text in questions["define"]:
                         rec = await fake.autocomplete("define", "term", text[:100], user=user)
-                        results["autocomplete"][0].append(rec.latency or 0.0)
+                        latencies["autocomplete"].append(rec.latency or 0.0)
                         answered["autocomplete"] += bool(rec.choices)
                 problems = [(c.path, c.status, c.response) for c in fake.rejected + fake.unknown_calls]
-    rows = [summarise(name, lat, deferred, answered[name]) for name, (lat, deferred) in results.items() if lat]
-    overall = [x for lat, _ in results.values() for x in lat]
+    rows = [summarise(name, lat, deferred[name], answered[name]) for name, lat in latencies.items() if lat]
+    overall = [x for lat in latencies.values() for x in lat]
     return {
         "engine_open_s": round(open_s, 3),
         "rows": rows,
-        "overall": summarise("all", overall, sum(d for _, d in results.values()), sum(answered.values())),
+        "overall": summarise("all", overall, sum(deferred.values()), sum(answered.values())),
         "target_p95_ms": TARGET_P95_MS,
         "rejected_or_unknown_requests": problems,
     }

@@ -13,7 +13,6 @@ import json
 import logging
 import math
 import time
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,11 +102,7 @@ class JudgeTree(app_commands.CommandTree):
             message = str(error.original)
         else:
             original = getattr(error, "original", error)
-            log.error(
-                "command %s failed:\n%s",
-                name,
-                "".join(traceback.format_exception(type(original), original, original.__traceback__)),
-            )
+            log.error("command %s failed", name, exc_info=original)
             message = "Sorry, something went wrong answering that. The error has been logged."
         log.info("command=%s refused_or_failed=%s", name, type(error).__name__)
         await send_error(interaction, message)
@@ -139,7 +134,7 @@ class JudgeBot(commands.AutoShardedBot):
             **options,
         )
         self.settings = settings
-        self.engine = engine
+        # The Judge holds the one engine every command uses; it is opened once, in setup_hook.
         self._judge: Judge | None = Judge(engine, settings.rulebook_url) if engine is not None else None
         self.synced: bool | None = None  # whether the last start pushed commands to Discord
 
@@ -149,13 +144,18 @@ class JudgeBot(commands.AutoShardedBot):
             raise RuntimeError("the engine is not open yet")
         return self._judge
 
+    @property
+    def engine(self) -> Engine | None:
+        """The open engine (``None`` before setup_hook); ``/reload`` rebuilds it in place."""
+        return self._judge.engine if self._judge is not None else None
+
     async def setup_hook(self) -> None:
-        if self.engine is None:
+        if self._judge is None:
             started = time.perf_counter()
-            self.engine = await asyncio.to_thread(open_engine, self.settings)
+            engine = await asyncio.to_thread(open_engine, self.settings)
             log.info("engine opened in %.2f s", time.perf_counter() - started)
-        self._judge = Judge(self.engine, self.settings.rulebook_url)
-        for error in self.engine.corpus.errors:  # e.g. a house-rulings file with no ruling in it
+            self._judge = Judge(engine, self.settings.rulebook_url)
+        for error in self.judge.engine.corpus.errors:  # e.g. a house-rulings file with no ruling in it
             log.warning("source not loaded: %s", error)
         if self.settings.api_base:
             url = await discover_gateway(self.http)
@@ -166,12 +166,13 @@ class JudgeBot(commands.AutoShardedBot):
         self.synced = await self.sync_commands()
 
     def state_dir(self) -> Path:
+        """Where the synced-commands hash is kept: L5R_STATE_DIR, else beside the index folder."""
         if self.settings.state_dir is not None:
             return self.settings.state_dir
         index_dir = self.settings.index_dir
         if index_dir is None and self.engine is not None:
-            index_dir = Path(self.engine.stats().get("index_dir") or "var/index")
-        return (index_dir or Path("var/index")).parent / "bot-state"
+            index_dir = self.engine.stats().get("index_dir")
+        return Path(index_dir or "var/index").parent / "bot-state"
 
     def command_digest(self) -> str:
         """A hash of what Discord would be told: command definitions, target guilds, API base."""

@@ -59,7 +59,7 @@ class Console:
         try:
             return to_text(self.commands[name](text, options))
         except UserError as exc:
-            return f"Error: {to_text_line(str(exc))}"
+            return f"Error: {plain(str(exc))}"  # the same message Discord shows, as terminal text
 
     def loop(self, stdin: TextIO, stdout: TextIO, interactive: bool) -> int:
         """Read commands until ``quit`` or end of input; a prompt only when a person is typing."""
@@ -81,11 +81,6 @@ class Console:
             text = self.answer(line)
             if text:
                 print(text + ("\n" if interactive else ""), file=stdout, flush=True)
-
-
-def to_text_line(message: str) -> str:
-    """User-facing messages use Markdown code marks; the console shows them plainly."""
-    return plain(message).replace("`", "")
 
 
 def run_console(judge: Judge, once: str | None = None) -> int:

@@ -1,9 +1,10 @@
-"""Discord-free rendering of engine results into ``Answer`` objects.
+"""Rendering of engine results into ``Answer`` objects (plain data: no Discord objects, no network).
 
 One ``Answer`` feeds both the Discord embeds (``bot.views``) and the console text
 (``to_text``), so what a judge reads in a terminal is exactly what the server shows.
 Text is Discord Markdown with the rule text escaped (so it displays verbatim); pages are
 cut at paragraph boundaries and sized here, against Discord's limits, on the final strings.
+Escaping uses discord.utils' own helpers, so text is escaped exactly as Discord will parse it.
 """
 
 from __future__ import annotations
@@ -82,8 +83,12 @@ class Answer:
     colour: int = NEUTRAL_COLOUR
     hit_ids: list[str] = field(default_factory=list)
 
+    def page_number(self, n: int) -> int:
+        """``n`` clamped to the pages there are (a button may point past the end after a reload)."""
+        return max(0, min(n, len(self.pages) - 1))
+
     def page(self, n: int) -> Page:
-        return self.pages[max(0, min(n, len(self.pages) - 1))]
+        return self.pages[self.page_number(n)]
 
 
 def escape(text: str) -> str:
@@ -158,9 +163,18 @@ def pack(items: Sequence[tuple[str, Sequence[Link]]], per_page: int, budget: int
 
 
 def number_pages(pages: list[Page], footer: str) -> list[Page]:
+    """Give every page ``footer``, plus "page i/n" when there is more than one page."""
     for i, page in enumerate(pages):
-        page.footer = f"{footer} · page {i + 1}/{len(pages)}" if len(pages) > 1 else footer
+        numbered = f"page {i + 1}/{len(pages)}" if len(pages) > 1 else ""
+        page.footer = " · ".join(p for p in (footer, numbered) if p)
     return pages
+
+
+def description_budget(title: str, footer: str, fields: Sequence[Field] = ()) -> int:
+    """Room left for a page's description once the title, footer (and its page number) and fields count
+    towards Discord's per-embed total."""
+    fixed = len(title) + len(footer) + _FOOTER_PAGE_RESERVE + sum(len(f.name) + len(f.value) for f in fields)
+    return min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - fixed)
 
 
 def embed_size(title: str, page: Page) -> int:
@@ -181,7 +195,7 @@ def history_line(changes: Iterable[Change]) -> str:
     """``Added 2007-09-20 · Changed 2008-05-21: <note>``, oldest first, identical stamps merged."""
     seen: set[tuple[str, str | None, str | None]] = set()
     parts: list[str] = []
-    ordered = sorted(changes, key=lambda c: c.probable_date or c.date or "9999")
+    ordered = sorted(changes, key=lambda c: sort_date(c) or "9999")  # undated last
     for change in ordered:
         key = (change.kind, change.date, change.note)
         if key in seen:
@@ -208,10 +222,13 @@ class Renderer:
 
     # -- shared pieces ---------------------------------------------------------------------------
 
+    def rulebook_link(self, entry: Entry) -> str | None:
+        """The entry's page in the exported HTML rulebook, when RULEBOOK_URL is set."""
+        return f"{self.rulebook_url}/{entry_href(entry)}" if self.rulebook_url else None
+
     def entry_url(self, entry: Entry) -> str | None:
-        if self.rulebook_url:
-            return f"{self.rulebook_url}/{entry_href(entry)}"
-        return entry.url
+        """The title link: the exported rulebook if there is one, else the source page."""
+        return self.rulebook_link(entry) or entry.url
 
     def citation_text(self, entry: Entry, limit: int = FIELD_VALUE_LIMIT) -> str:
         """Citation plus the links a judge can click: the source page and the exported rulebook.
@@ -221,8 +238,9 @@ class Renderer:
         links = []
         if entry.url:
             links.append(f"[source page]({entry.url})")
-        if self.rulebook_url:
-            links.append(f"[rulebook]({self.rulebook_url}/{entry_href(entry)})")
+        rulebook = self.rulebook_link(entry)
+        if rulebook:
+            links.append(f"[rulebook]({rulebook})")
         tail = " · " + " · ".join(links) if links else ""
         if len(tail) > limit // 2:  # absurdly long URLs: keep the citation readable, drop the links
             tail = ""
@@ -242,15 +260,9 @@ class Renderer:
             Field(shorten(f.name, FIELD_NAME_LIMIT), shorten(f.value, FIELD_VALUE_LIMIT), f.inline) for f in fields
         ][:FIELD_COUNT_LIMIT]
         footer = shorten(footer, FOOTER_LIMIT - _FOOTER_PAGE_RESERVE)
-        fixed = len(title) + len(footer) + _FOOTER_PAGE_RESERVE + sum(len(f.name) + len(f.value) for f in fields)
-        budget = min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - fixed)
-        texts = paginate(list(blocks), budget)
+        texts = paginate(blocks, description_budget(title, footer, fields))
         links = _unique_links(links)
-        pages = []
-        for i, text in enumerate(texts):
-            page_footer = footer + (f" · page {i + 1}/{len(texts)}" if len(texts) > 1 else "")
-            pages.append(Page(text, list(fields), page_footer.strip(" ·"), links))
-        return pages
+        return number_pages([Page(text, list(fields), "", links) for text in texts], footer)
 
     # -- entries ---------------------------------------------------------------------------------
 
@@ -291,10 +303,7 @@ class Renderer:
             facts.append(f"{verb}: " + ", ".join(escape(n) for n in names))
         if facts:
             fields.append(Field("About", "\n".join(facts)))
-        history = history_line(entry.changes)
-        if history:
-            fields.append(Field("History", escape(history)))
-        fields.append(Field("Citation", self.citation_text(entry)))
+        fields += self._record_fields(entry)
 
         links = [Link(_label(r.text), r.target) for r in entry.see_also if r.target]
         links += [Link(_label(_rule_kind(r) + ": " + r.title), r.id) for r in overriders]
@@ -313,6 +322,12 @@ class Renderer:
             colour=COLOURS.get(entry.source, NEUTRAL_COLOUR),
             hit_ids=[entry.id, *(r.id for r in overriders)],
         )
+
+    def _record_fields(self, entry: Entry) -> list[Field]:
+        """The History (when dated) and Citation fields every full answer ends with."""
+        history = history_line(entry.changes)
+        fields = [Field("History", escape(history))] if history else []
+        return [*fields, Field("Citation", self.citation_text(entry))]
 
     def _name(self, entry_id: str) -> str:
         found = self.lookup(entry_id)
@@ -353,12 +368,11 @@ class Renderer:
                 arg=question,
             )
         footer = "Open a result to read it in full"
-        budget = min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - len(title) - len(footer) - _FOOTER_PAGE_RESERVE)
         items = [
             (self._hit_block(k, hit), [Link(_label(f"{k}. {hit.entry.title}"), hit.entry.id)])
             for k, hit in enumerate(hits, start=1)
         ]
-        pages = number_pages(pack(items, ASK_PER_PAGE, budget, "\n\n"), footer)
+        pages = number_pages(pack(items, ASK_PER_PAGE, description_budget(title, footer), "\n\n"), footer)
         return Answer(title, pages, kind=ASK, arg=question, hit_ids=[h.entry.id for h in hits])
 
     def _hit_block(self, number: int, hit: Hit) -> str:
@@ -398,10 +412,9 @@ class Renderer:
         if not ordered:
             return self.message(title, "No dated changes in that range.", kind=CHANGES, arg=arg)
         footer = f"{len(ordered)} change{'s' if len(ordered) != 1 else ''}, newest first"
-        budget = min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - len(title) - len(footer) - _FOOTER_PAGE_RESERVE)
         items = [(self._change_line(r), [Link(_label(r.entry.title), r.entry.id)]) for r in ordered]
-        pages = number_pages(pack(items, CHANGES_PER_PAGE, budget, "\n"), footer)
-        return Answer(title, pages, kind=CHANGES, arg=arg, hit_ids=[r.entry.id for r in ordered[:10]])
+        pages = number_pages(pack(items, CHANGES_PER_PAGE, description_budget(title, footer), "\n"), footer)
+        return Answer(title, pages, kind=CHANGES, arg=arg, hit_ids=[r.entry.id for r in ordered[:CHANGES_PER_PAGE]])
 
     def _change_line(self, record: ChangeRecord) -> str:
         change, entry = record.change, record.entry
@@ -430,15 +443,10 @@ class Renderer:
         if result.banned_on:
             lines.append(f"Banned on: {result.banned_on}")
         blocks = ["\n".join(lines)]
-        section_text = [escape(p) for p in record.paragraphs if p.strip() and p.strip() != record.title]
-        blocks += section_text
-        fields = []
-        history = history_line(record.changes)
-        if history:
-            fields.append(Field("History", escape(history)))
-        fields.append(Field("Citation", self.citation_text(record)))
+        blocks += [escape(p) for p in record.paragraphs if p.strip() and p.strip() != record.title]
         title = f"Banned: {escape(record.title)}"
-        pages = self._finish(title, blocks, fields, f"{SOURCE_LABELS.get(record.source, record.source)} · banned list")
+        footer = f"{SOURCE_LABELS.get(record.source, record.source)} · banned list"
+        pages = self._finish(title, blocks, self._record_fields(record), footer)
         return Answer(
             title=shorten(title, TITLE_LIMIT),
             pages=pages,

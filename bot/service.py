@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from datetime import date
 from importlib import metadata
 from typing import TYPE_CHECKING
@@ -50,6 +51,7 @@ class UserError(ValueError):
 
 
 def version() -> str:
+    """The installed package version, for /about ("unknown" when run from a source tree)."""
     try:
         return metadata.version("l5r-judge")
     except metadata.PackageNotFoundError:
@@ -77,6 +79,7 @@ def parse_date(value: str | None, name: str, *, end: bool = False) -> str | None
 
 
 def parse_source(value: str | None) -> str | None:
+    """A source key from its key or its label (the console types either; Discord sends the key)."""
     if value is None or not value.strip():
         return None
     key = value.strip().lower()
@@ -87,7 +90,8 @@ def parse_source(value: str | None) -> str | None:
 
 
 class Judge:
-    """The commands over one Engine. ``engine`` may be replaced (reload) between calls."""
+    """The commands over one Engine, for the life of the process: ``Engine.reload`` swaps the rebuilt
+    index in place, so nothing here is recreated on /reload."""
 
     def __init__(self, engine: Engine, rulebook_url: str | None = None) -> None:
         self.engine = engine
@@ -177,24 +181,21 @@ class Judge:
 
     def rebuild(self, kind: str, arg: str) -> Answer:
         """Recreate the answer a button refers to from its ``(kind, arg)``."""
-        if kind == render.ENTRY:
-            return self.open(arg)
-        if kind == render.DEFINE:
-            return self.define(arg)
-        if kind == render.ASK:
-            return self.ask(arg)
-        if kind == render.RULE:
-            return self.rule(arg)
-        if kind == render.BANNED:
-            return self.banned(arg)
         if kind == render.CHANGES:
             since, until, source = (arg.split("|") + ["", "", ""])[:3]
             return self.changes(since or None, until or None, source or None)
-        if kind == ABOUT:
-            return self.about()
-        if kind == HELP:
-            return self.help()
-        raise UserError("That button is not one this bot understands.")
+        by_arg: dict[str, Callable[[str], Answer]] = {
+            render.ENTRY: self.open,
+            render.DEFINE: self.define,
+            render.ASK: self.ask,
+            render.RULE: self.rule,
+            render.BANNED: self.banned,
+            ABOUT: lambda _: self.about(),
+            HELP: lambda _: self.help(),
+        }
+        if kind not in by_arg:
+            raise UserError("That button is not one this bot understands.")
+        return by_arg[kind](arg)
 
 
 def _clean(text: str, name: str) -> str:

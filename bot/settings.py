@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
@@ -91,28 +94,27 @@ class _Getter:
         value = self.env.get(name, "").strip()
         return value or None
 
-    def integer(self, name: str, minimum: int = 0) -> int | None:
+    def _convert(self, name: str, cast: Callable[[str], T], what: str) -> T | None:
         value = self.text(name)
         if value is None:
             return None
         try:
-            number = int(value)
+            return cast(value)
         except ValueError:
-            raise SettingsError(f"{name}: expected a whole number, got {value!r}") from None
-        if number < minimum:
+            raise SettingsError(f"{name}: expected {what}, got {value!r}") from None
+
+    def integer(self, name: str, minimum: int = 0) -> int | None:
+        number = self._convert(name, int, "a whole number")
+        if number is not None and number < minimum:
             raise SettingsError(f"{name}: must be at least {minimum}, got {number}")
         return number
 
     def number(self, name: str, default: float) -> float:
-        value = self.text(name)
-        if value is None:
+        number = self._convert(name, float, "a number of seconds")
+        if number is None:
             return default
-        try:
-            number = float(value)
-        except ValueError:
-            raise SettingsError(f"{name}: expected a number of seconds, got {value!r}") from None
-        if not number >= 0 or number == float("inf"):
-            raise SettingsError(f"{name}: must be zero or a positive number of seconds, got {value!r}")
+        if not 0 <= number < float("inf"):  # also refuses NaN
+            raise SettingsError(f"{name}: must be zero or a positive number of seconds, got {self.text(name)!r}")
         return number
 
     def int_list(self, name: str) -> list[int] | None:

@@ -20,7 +20,7 @@ import discord
 from discord import app_commands
 
 from . import render
-from .render import Answer, escape
+from .render import Answer
 from .service import Judge, UserError
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ class ArgStore:
     def __init__(self, size: int = 1024) -> None:
         self.size = size
         self.items: OrderedDict[str, str] = OrderedDict()
+        self._corpus: object = None  # the corpus ``_entry_digests`` was computed for (a reload replaces it)
+        self._entry_digests: dict[str, str] = {}
 
     @staticmethod
     def digest(text: str) -> str:
@@ -66,11 +68,13 @@ class ArgStore:
             return token
         if token in self.items:
             return self.items[token]
-        if judge is not None:  # a long entry id: find it in the corpus by its hash
-            for entry in judge.engine.corpus.entries:
-                if self.digest(entry.id) == token:
-                    return entry.id
-        return None
+        if judge is None:
+            return None
+        corpus = judge.engine.corpus  # a long entry id: find it in the corpus by its hash
+        if corpus is not self._corpus:
+            self._entry_digests = {self.digest(e.id): e.id for e in corpus.entries}
+            self._corpus = corpus
+        return self._entry_digests.get(token)
 
 
 ARGS = ArgStore()
@@ -103,7 +107,7 @@ def answer_embed(answer: Answer, n: int = 0) -> discord.Embed:
 
 def answer_view(answer: Answer, n: int = 0, *, private: bool = False) -> discord.ui.View | None:
     """Buttons: the page's entry links (rows 0-3), then paging and "Post in channel" (row 4)."""
-    page_no = max(0, min(n, len(answer.pages) - 1))
+    page_no = answer.page_number(n)
     page = answer.page(page_no)
     view = discord.ui.View(timeout=None)  # never times out: a timeout would unregister dynamic items
     for i, link in enumerate(page.links[: render.MAX_LINKS]):
@@ -120,14 +124,20 @@ def answer_view(answer: Answer, n: int = 0, *, private: bool = False) -> discord
 async def send_answer(
     interaction: discord.Interaction, answer: Answer, *, private: bool, page: int = 0, edit: bool = False
 ) -> None:
-    """Reply, follow up (after a defer) or edit in place; records hit ids for the command log line."""
+    """Reply, follow up (after a defer) or edit in place; records hit ids for the command log line.
+
+    ``edit`` replaces the clicked message: directly, or through the original response once the
+    click was deferred because the lookup was slow.
+    """
     interaction.extras["hits"] = answer.hit_ids
     embed = answer_embed(answer, page)
     view = answer_view(answer, page, private=private)
     kwargs: dict[str, Any] = {"embed": embed}
     if view is not None:
         kwargs["view"] = view
-    if edit:
+    if edit and interaction.response.is_done():
+        await interaction.edit_original_response(embed=embed, view=view)
+    elif edit:
         await interaction.response.edit_message(embed=embed, view=view)
     elif interaction.response.is_done():
         await interaction.followup.send(**kwargs, ephemeral=private)
@@ -286,12 +296,6 @@ class PageButton(_StateButton, template=r"l5r:page:(?P<kind>[a-z]):(?P<arg>.*):(
     async def handle(self, interaction: discord.Interaction) -> None:
         private = _is_private(interaction)
         result = await run_judge(interaction, self.rebuild(), private=private, thinking=False)
-        if interaction.response.is_done():  # deferred because slow: edit the original instead
-            interaction.extras["hits"] = result.hit_ids
-            await interaction.edit_original_response(
-                embed=answer_embed(result, self.n), view=answer_view(result, self.n, private=private)
-            )
-            return
         await send_answer(interaction, result, private=private, page=self.n, edit=True)
 
 
@@ -300,16 +304,8 @@ class PostButton(_StateButton, template=r"l5r:post:(?P<kind>[a-z]):(?P<arg>.*):(
 
     action = "post"
 
-    def __init__(
-        self,
-        kind: str,
-        arg: str,
-        n: int,
-        label: str = "Post in channel",
-        disabled: bool = False,
-        style: discord.ButtonStyle = discord.ButtonStyle.success,
-    ) -> None:
-        super().__init__(kind, arg, n, label or "Post in channel", disabled, style)
+    def __init__(self, kind: str, arg: str, n: int, label: str = "") -> None:
+        super().__init__(kind, arg, n, label or "Post in channel", style=discord.ButtonStyle.success)
 
     async def handle(self, interaction: discord.Interaction) -> None:
         result = await run_judge(interaction, self.rebuild(), private=False)
@@ -328,7 +324,6 @@ __all__ = [
     "answer_embed",
     "answer_view",
     "choices",
-    "escape",
     "send_answer",
     "send_error",
 ]

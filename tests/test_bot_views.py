@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -20,6 +21,7 @@ from discord import app_commands
 from bot import render, views
 from bot.client import JudgeBot, JudgeTree, apply_api_base
 from bot.cogs.admin import NotAllowed, owner_or_manager
+from bot.service import Judge
 from bot.settings import Settings
 from bot.views import ARGS, DYNAMIC_ITEMS, OpenButton, PageButton, PostButton, answer_embed, answer_view
 from index.engine import Engine
@@ -208,6 +210,27 @@ async def test_open_and_page_buttons(bot: JudgeBot) -> None:
     assert embed.footer.text.endswith(f"page 2/{len(expected.pages)}")
 
 
+async def test_slow_page_click_defers_as_update_then_edits_the_original(
+    bot: JudgeBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(views, "DEFER_AFTER", 0.0)
+    real_rebuild = bot.judge.rebuild
+
+    def slow_rebuild(kind: str, arg: str) -> render.Answer:
+        time.sleep(0.05)  # certainly still running when the (zero) defer threshold passes
+        return real_rebuild(kind, arg)
+
+    monkeypatch.setattr(bot.judge, "rebuild", slow_rebuild)
+    paging = fake_interaction(bot)
+    await click(bot, PageButton, "l5r:page:c:2008-01-01||:1", paging)
+    paging.response.defer.assert_called_once_with(ephemeral=False, thinking=False)
+    paging.response.edit_message.assert_not_called()
+    embed = paging.edit_original_response.call_args.kwargs["embed"]
+    expected = bot.judge.changes("2008-01-01")
+    assert embed.description == expected.pages[1].description
+    assert paging.extras["hits"] == expected.hit_ids
+
+
 async def test_unknown_hash_after_restart_says_expired(bot: JudgeBot) -> None:
     interaction = fake_interaction(bot)
     await click(bot, PageButton, "l5r:page:a:#0123456789abcdef:1", interaction)
@@ -332,10 +355,8 @@ async def test_commands_synced_only_when_changed(bot: JudgeBot) -> None:
 async def test_slow_lookup_is_deferred_then_followed_up(bot: JudgeBot, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(views, "DEFER_AFTER", 0.01)
 
-    def slow(judge):  # noqa: ANN001, ANN202 - a Judge call that takes longer than the defer threshold
-        import time
-
-        time.sleep(0.2)
+    def slow(judge: Judge) -> render.Answer:  # a Judge call that takes longer than the defer threshold
+        time.sleep(0.1)
         return judge.define("target")
 
     interaction = fake_interaction(bot)

@@ -66,14 +66,7 @@ async def judge(engine: Engine, index_dir: Path) -> AsyncIterator[tuple[FakeDisc
                 yield fake, bot
 
 
-def text_of(message: dict) -> str:
-    """Everything a user reads in a message: content, embed titles/descriptions/fields/footers."""
-    parts = [message.get("content") or ""]
-    for e in message.get("embeds") or []:
-        parts += [e.get("title") or "", e.get("description") or "", (e.get("footer") or {}).get("text") or ""]
-        for f in e.get("fields") or []:
-            parts += [f["name"], f["value"]]
-    return "\n".join(parts)
+text_of = FakeDiscord.text_of
 
 
 def buttons(fake: FakeDiscord, message: dict) -> dict[str, dict]:

@@ -8,6 +8,7 @@ the rulebook anchor, and one log line per answered command (command, latency, hi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -62,18 +63,13 @@ def engine(settings: Settings) -> Engine:
 async def running(engine: Engine, settings: Settings) -> AsyncIterator[tuple[FakeDiscord, JudgeBot]]:
     with preserved_discord_urls():
         async with FakeDiscord() as fake:
-            bot_settings = Settings(**{**settings.__dict__, "api_base": fake.api_base})
+            bot_settings = dataclasses.replace(settings, api_base=fake.api_base)
             bot = JudgeBot(bot_settings, engine=engine, guild_ready_timeout=0.1)
             async with bot_running(fake, bot, "fake-token"):
                 yield fake, bot
 
 
-def text_of(message: dict) -> str:
-    parts = [message.get("content") or ""]
-    for e in message.get("embeds") or []:
-        parts += [e.get("title") or "", e.get("description") or "", (e.get("footer") or {}).get("text") or ""]
-        parts += [f["name"] + "\n" + f["value"] for f in e.get("fields") or []]
-    return "\n".join(parts)
+text_of = FakeDiscord.text_of
 
 
 async def test_define_terrain_shows_house_rulings_labelled_with_judge_and_date(running) -> None:

@@ -5,12 +5,16 @@ Shared here: the per-user cooldown read from settings, and the autocomplete adap
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 
 import discord
 from discord import app_commands
 
 from ..views import choices
+
+log = logging.getLogger("bot")
 
 PRIVATE = "Only you see the answer (you can still post it in the channel)"
 
@@ -27,17 +31,30 @@ def user_cooldown() -> Callable:
     return app_commands.checks.dynamic_cooldown(_cooldown, key=lambda i: i.user.id)
 
 
+def lookup_command(name: str, description: str, **options: str) -> Callable[[Callable], app_commands.Command]:
+    """A slash command answering a lookup: its ``options`` described, a ``private`` option, the per-user
+    cooldown. One place for what every lookup shares, so a new one cannot leave out the rate limit."""
+
+    def decorate(callback: Callable) -> app_commands.Command:
+        described = app_commands.describe(private=PRIVATE, **options)(user_cooldown()(callback))
+        return app_commands.command(name=name, description=description)(described)
+
+    return decorate
+
+
 def completer(method: str) -> Callable:
-    """An autocomplete callback over one engine method (``complete``, ``complete_section``, ...)."""
+    """An autocomplete callback over one engine method (``complete``, ``complete_section``, ...).
+
+    The index query runs in a worker thread: every keystroke is a request, and the event loop
+    also serves the gateway heartbeat and the other shards.
+    """
 
     async def autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         engine = interaction.client.judge.engine  # type: ignore[attr-defined]
         try:
-            return choices(getattr(engine, method)(current or "", 25))
+            return choices(await asyncio.to_thread(getattr(engine, method), current or "", 25))
         except Exception:  # autocomplete must never error out in the user's face
-            import logging
-
-            logging.getLogger("bot").exception("autocomplete %s failed for %r", method, current)
+            log.exception("autocomplete %s failed for %r", method, current)
             return []
 
     return autocomplete

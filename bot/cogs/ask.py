@@ -7,16 +7,11 @@ from discord import app_commands
 from discord.ext import commands
 
 from ..views import answer
-from . import PRIVATE, user_cooldown
+from . import lookup_command
 
 
 class Ask(commands.Cog):
-    def __init__(self, bot: commands.Bot) -> None:
-        self.bot = bot
-
-    @app_commands.command(name="ask", description="Search the rules for a ruling question")
-    @app_commands.describe(question="e.g. is a terrain an enemy card?", private=PRIVATE)
-    @user_cooldown()
+    @lookup_command("ask", "Search the rules for a ruling question", question="e.g. is a terrain an enemy card?")
     async def ask(
         self,
         interaction: discord.Interaction,
@@ -27,4 +22,4 @@ class Ask(commands.Cog):
 
 
 async def setup(bot: commands.Bot) -> None:
-    await bot.add_cog(Ask(bot))
+    await bot.add_cog(Ask())

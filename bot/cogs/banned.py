@@ -7,17 +7,12 @@ from discord import app_commands
 from discord.ext import commands
 
 from ..views import answer
-from . import PRIVATE, completer, user_cooldown
+from . import completer, lookup_command
 
 
 class Banned(commands.Cog):
-    def __init__(self, bot: commands.Bot) -> None:
-        self.bot = bot
-
-    @app_commands.command(name="banned", description="Is a card on the Obsidian Hand banned list?")
-    @app_commands.describe(card="Card name, e.g. Moshi Eihime", private=PRIVATE)
+    @lookup_command("banned", "Is a card on the Obsidian Hand banned list?", card="Card name, e.g. Moshi Eihime")
     @app_commands.autocomplete(card=completer("complete_banned"))
-    @user_cooldown()
     async def banned(
         self, interaction: discord.Interaction, card: app_commands.Range[str, 1, 200], private: bool = False
     ) -> None:
@@ -25,4 +20,4 @@ class Banned(commands.Cog):
 
 
 async def setup(bot: commands.Bot) -> None:
-    await bot.add_cog(Banned(bot))
+    await bot.add_cog(Banned())

@@ -9,24 +9,20 @@ from discord.ext import commands
 from glossary.model import SOURCE_LABELS
 
 from ..views import answer
-from . import PRIVATE, user_cooldown
+from . import lookup_command
 
 SOURCES = [app_commands.Choice(name=label, value=key) for key, label in SOURCE_LABELS.items()]
 
 
 class Changes(commands.Cog):
-    def __init__(self, bot: commands.Bot) -> None:
-        self.bot = bot
-
-    @app_commands.command(name="changes", description="Rule changes, newest first")
-    @app_commands.describe(
+    @lookup_command(
+        "changes",
+        "Rule changes, newest first",
         since="From this date, e.g. 2008-01-01 (or 2008-01, 2008)",
         until="Up to this date, e.g. 2008-12-31",
         source="Only this document",
-        private=PRIVATE,
     )
     @app_commands.choices(source=SOURCES)
-    @user_cooldown()
     async def changes(
         self,
         interaction: discord.Interaction,
@@ -40,4 +36,4 @@ class Changes(commands.Cog):
 
 
 async def setup(bot: commands.Bot) -> None:
-    await bot.add_cog(Changes(bot))
+    await bot.add_cog(Changes())

@@ -7,17 +7,14 @@ from discord import app_commands
 from discord.ext import commands
 
 from ..views import answer
-from . import PRIVATE, completer, user_cooldown
+from . import completer, lookup_command
 
 
 class Define(commands.Cog):
-    def __init__(self, bot: commands.Bot) -> None:
-        self.bot = bot
-
-    @app_commands.command(name="define", description="A rules term in full: verbatim text, change dates, citation")
-    @app_commands.describe(term="The term to look up, e.g. Target", private=PRIVATE)
+    @lookup_command(
+        "define", "A rules term in full: verbatim text, change dates, citation", term="The term to look up, e.g. Target"
+    )
     @app_commands.autocomplete(term=completer("complete"))
-    @user_cooldown()
     async def define(
         self, interaction: discord.Interaction, term: app_commands.Range[str, 1, 200], private: bool = False
     ) -> None:
@@ -25,4 +22,4 @@ class Define(commands.Cog):
 
 
 async def setup(bot: commands.Bot) -> None:
-    await bot.add_cog(Define(bot))
+    await bot.add_cog(Define())

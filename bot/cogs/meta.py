@@ -11,9 +11,6 @@ from . import user_cooldown
 
 
 class Meta(commands.Cog):
-    def __init__(self, bot: commands.Bot) -> None:
-        self.bot = bot
-
     @app_commands.command(name="about", description="Sources loaded, entry counts, index build time, version")
     @user_cooldown()
     async def about(self, interaction: discord.Interaction) -> None:
@@ -26,4 +23,4 @@ class Meta(commands.Cog):
 
 
 async def setup(bot: commands.Bot) -> None:
-    await bot.add_cog(Meta(bot))
+    await bot.add_cog(Meta())

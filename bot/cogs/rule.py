@@ -7,17 +7,14 @@ from discord import app_commands
 from discord.ext import commands
 
 from ..views import answer
-from . import PRIVATE, completer, user_cooldown
+from . import completer, lookup_command
 
 
 class Rule(commands.Cog):
-    def __init__(self, bot: commands.Bot) -> None:
-        self.bot = bot
-
-    @app_commands.command(name="rule", description="A rule section, e.g. Cardinal Rule 2 or Deck Construction")
-    @app_commands.describe(section="Section number or name", private=PRIVATE)
+    @lookup_command(
+        "rule", "A rule section, e.g. Cardinal Rule 2 or Deck Construction", section="Section number or name"
+    )
     @app_commands.autocomplete(section=completer("complete_section"))
-    @user_cooldown()
     async def rule(
         self,
         interaction: discord.Interaction,
@@ -28,4 +25,4 @@ class Rule(commands.Cog):
 
 
 async def setup(bot: commands.Bot) -> None:
-    await bot.add_cog(Rule(bot))
+    await bot.add_cog(Rule())

@@ -711,6 +711,19 @@ class FakeDiscord:
     def allowed_mentions(self, message: dict[str, Any]) -> Any:
         return self.message_meta[int(message["id"])].get("allowed_mentions")
 
+    def _refuse_message(self, data: dict[str, Any]) -> tuple[int, Any] | None:
+        """Discord's 400 for a message body it would refuse, or None when the body is acceptable."""
+        bad = v.check_message(data)
+        return self._invalid(bad[1], bad[0]) if bad else None
+
+    def _refuse_webhook(self, rec: InteractionRecord | None, app: str) -> tuple[int, Any] | None:
+        """Discord's answer to a followup/webhook call on an unknown, unanswered or expired interaction."""
+        if rec is None or int(app) != self.app_id or not rec.callbacks:
+            return 404, {"message": "Unknown Webhook", "code": 10015}
+        if time.perf_counter() - rec.dispatched_at > self.token_lifetime:
+            return 401, {"message": "Invalid Webhook Token", "code": 50027}
+        return None
+
     @staticmethod
     def _invalid(errors: dict[str, Any], code: int = 50035, nest: str | None = None) -> tuple[int, Any]:
         if code == 50006:
@@ -814,14 +827,13 @@ class FakeDiscord:
 
     async def _followup(self, request: web.Request, *, body: Any, app: str, token: str, **_: Any) -> tuple[int, Any]:
         rec = self._by_token.get(token)
-        if rec is None or int(app) != self.app_id or not rec.callbacks:
-            return 404, {"message": "Unknown Webhook", "code": 10015}
-        if time.perf_counter() - rec.dispatched_at > self.token_lifetime:
-            return 401, {"message": "Invalid Webhook Token", "code": 50027}
+        refused = self._refuse_webhook(rec, app)  # also covers rec is None
+        if refused:
+            return refused
         data = body or {}
-        bad = v.check_message(data)
-        if bad:
-            return self._invalid(bad[1], bad[0])
+        refused = self._refuse_message(data)
+        if refused:
+            return refused
         original = rec.message
         if rec.response_type == 5 and original is not None and int(original["flags"]) & LOADING:
             # Discord turns the first followup after a deferred response into the original message.
@@ -848,10 +860,9 @@ class FakeDiscord:
         self, request: web.Request, *, body: Any, app: str, token: str, mid: str, **_: Any
     ) -> tuple[int, Any]:
         rec = self._by_token.get(token)
-        if rec is None or int(app) != self.app_id or not rec.callbacks:
-            return 404, {"message": "Unknown Webhook", "code": 10015}
-        if time.perf_counter() - rec.dispatched_at > self.token_lifetime:
-            return 401, {"message": "Invalid Webhook Token", "code": 50027}
+        refused = self._refuse_webhook(rec, app)  # also covers rec is None
+        if refused:
+            return refused
         msg_id = rec.original_message_id if mid == "@original" else int(mid)
         if (
             msg_id is None
@@ -867,9 +878,9 @@ class FakeDiscord:
             return 204, None
         data = body or {}
         merged = {**self.messages[msg_id], **{k: val for k, val in data.items() if val is not None}}
-        bad = v.check_message(merged)
-        if bad:
-            return self._invalid(bad[1], bad[0])
+        refused = self._refuse_message(merged)
+        if refused:
+            return refused
         msg = self._edit_message(msg_id, data)
         rec._notify()
         return 200, msg
@@ -882,9 +893,9 @@ class FakeDiscord:
         if guild is None:
             return 404, {"message": "Unknown Channel", "code": 10003}
         data = body or {}
-        bad = v.check_message(data)
-        if bad:
-            return self._invalid(bad[1], bad[0])
+        refused = self._refuse_message(data)
+        if refused:
+            return refused
         if int(data.get("flags") or 0) & v.EPHEMERAL:
             return self._invalid(
                 {"flags": {"_errors": [{"code": "MESSAGE_FLAGS_INVALID", "message": "Invalid flags"}]}}
@@ -1234,11 +1245,24 @@ class FakeDiscord:
         return self._register(payload, self.member, self.guild)
 
     async def _dispatch_interaction(
-        self, payload: dict[str, Any], user: FakeUser, guild: FakeGuild | None
+        self,
+        itype: int,
+        data: dict[str, Any],
+        user: FakeUser | None,
+        guild: FakeGuild | None,
+        *,
+        message: dict[str, Any] | None = None,
+        settle: bool = True,
+        timeout: float = 5.0,
     ) -> InteractionRecord:
-        session = self.session_for_guild(guild)
+        """Send an interaction of type ``itype`` to the shard that owns ``guild``; by default wait
+        until the bot has answered it."""
+        user = user or self.member
+        payload = self._interaction_payload(itype, data, user, guild, message=message)
         rec = self._register(payload, user, guild)
-        await self.dispatch_event(session, "INTERACTION_CREATE", payload)
+        await self.dispatch_event(self.session_for_guild(guild), "INTERACTION_CREATE", payload)
+        if settle:
+            await rec.wait_until(lambda r: r.settled, timeout)
         return rec
 
     async def invoke_command(
@@ -1254,11 +1278,7 @@ class FakeDiscord:
         """A user runs slash command ``name`` ("group sub" for subcommands); waits for the final answer."""
         guild = self.guild if guild is None else guild
         data = self._command_data(name, options, guild)
-        payload = self._interaction_payload(2, data, user or self.member, guild)
-        rec = await self._dispatch_interaction(payload, user or self.member, guild)
-        if settle:
-            await rec.wait_until(lambda r: r.settled, timeout)
-        return rec
+        return await self._dispatch_interaction(2, data, user, guild, settle=settle, timeout=timeout)
 
     async def autocomplete(
         self,
@@ -1274,10 +1294,18 @@ class FakeDiscord:
         """A user types ``value`` into autocomplete option ``option``; waits for the choices (type 8)."""
         guild = self.guild if guild is None else guild
         data = self._command_data(name, {**(options or {}), option: value}, guild, focused=option)
-        payload = self._interaction_payload(4, data, user or self.member, guild)
-        rec = await self._dispatch_interaction(payload, user or self.member, guild)
-        await rec.wait_until(lambda r: r.settled, timeout)
-        return rec
+        return await self._dispatch_interaction(4, data, user, guild, timeout=timeout)
+
+    @staticmethod
+    def text_of(message: dict[str, Any]) -> str:
+        """Everything a user reads in a message: content, embed titles/descriptions/fields/footers."""
+        parts = [message.get("content") or ""]
+        for embed in message.get("embeds") or []:
+            parts += [embed.get("title") or "", embed.get("description") or ""]
+            parts.append((embed.get("footer") or {}).get("text") or "")
+            for f in embed.get("fields") or []:
+                parts += [f["name"], f["value"]]
+        return "\n".join(parts)
 
     @staticmethod
     def components_of(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1319,11 +1347,7 @@ class FakeDiscord:
         data: dict[str, Any] = {"custom_id": custom_id, "component_type": comp["type"], "id": comp.get("id")}
         if comp["type"] != 2:
             data["values"] = list(values or [])
-        payload = self._interaction_payload(3, data, user or self.member, guild, message=current)
-        rec = await self._dispatch_interaction(payload, user or self.member, guild)
-        if settle:
-            await rec.wait_until(lambda r: r.settled, timeout)
-        return rec
+        return await self._dispatch_interaction(3, data, user, guild, message=current, settle=settle, timeout=timeout)
 
     def user_message(
         self, content: str, author: FakeUser | None = None, guild: FakeGuild | None = None
@@ -1363,8 +1387,4 @@ class FakeDiscord:
                 "users": {str(target.id): target.payload()},
                 "members": {str(target.id): {k: val for k, val in target.member_payload().items() if k != "user"}},
             }
-        payload = self._interaction_payload(2, data, user or self.member, guild)
-        rec = await self._dispatch_interaction(payload, user or self.member, guild)
-        if settle:
-            await rec.wait_until(lambda r: r.settled, timeout)
-        return rec
+        return await self._dispatch_interaction(2, data, user, guild, settle=settle, timeout=timeout)

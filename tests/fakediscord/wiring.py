@@ -44,23 +44,12 @@ def point_discord_at(api_base: str, gateway_url: str | None = None) -> Iterator[
     A non-sharded discord.py client connects to ``DiscordWebSocket.DEFAULT_GATEWAY`` without asking
     ``/gateway/bot``, so tests of a plain ``commands.Bot`` pass ``gateway_url`` too.
     """
-    saved = (
-        discord.http.Route.BASE,
-        discord.webhook.async_.Route.BASE,
-        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY,
-    )
-    discord.http.Route.BASE = api_base
-    discord.webhook.async_.Route.BASE = api_base
-    if gateway_url is not None:
-        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
-    try:
+    with preserved_discord_urls():
+        discord.http.Route.BASE = api_base
+        discord.webhook.async_.Route.BASE = api_base
+        if gateway_url is not None:
+            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
         yield
-    finally:
-        (
-            discord.http.Route.BASE,
-            discord.webhook.async_.Route.BASE,
-            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY,
-        ) = saved
 
 
 @contextlib.asynccontextmanager
