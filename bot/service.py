@@ -36,8 +36,8 @@ HELP_TEXT = [
     ("/rule section", "A rule section by number or name.", "/rule cardinal rule 2"),
     ("/changes [since] [until] [source]", "Dated rule changes, newest first.", "/changes since:2008-01-01"),
     (
-        "/banned card",
-        "Is a card banned in the Obsidian Hand format, since when, in which category.",
+        "/banned [card]",
+        "Is a card banned in the Obsidian Hand format, since when, in which category; no card: the whole list.",
         "/banned moshi eihime",
     ),
     ("/about", "Loaded sources, entry counts, index build time, version.", "/about"),
@@ -140,7 +140,10 @@ class Judge:
         records = self.engine.changes(since=since_iso, until=until_iso, source=source_key)
         return self.renderer.changes(records, since_iso, until_iso, source_key)
 
-    def banned(self, card: str) -> Answer:
+    def banned(self, card: str | None = None) -> Answer:
+        """One card's legality, or with no card the whole banned list."""
+        if not " ".join((card or "").split()):
+            return self.renderer.banned_list(self.engine.banned_list())
         card = _clean(card, "card")
         picked = self.engine.get(card)  # autocomplete sends the banned record's id
         if picked is not None and picked.kind == "banned":

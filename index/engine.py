@@ -135,6 +135,10 @@ class Engine:
         """Is this card on the banned list? Exact or close spelling counts; near misses are offered."""
         return history.banned(self._st, card)
 
+    def banned_list(self) -> list[BannedResult]:
+        """Every banned-list record in document order, with the date it was banned where known."""
+        return history.banned_list(self._st)
+
     def complete_banned(self, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
         return history.complete_banned(self._st, prefix, limit)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rapidfuzz import fuzz, process
 
+from glossary.model import Entry
 from index import store
 from index.analysis import fold
 from index.fulltext import check_date, check_source
@@ -60,9 +61,20 @@ def banned(st: State, card: str) -> BannedResult:
     if record_id is None:
         return BannedResult(card, None, None, near)
     record = st.by_id[record_id]
+    return BannedResult(card, record, _banned_on(record), near)
+
+
+def _banned_on(record: Entry) -> str | None:
+    """The date a card joined the list: its earliest "added" change (the update log says when)."""
     added = [c for c in record.changes if c.kind == "added"] or list(record.changes)
     dates = sorted(d for d in (store.effective_date(c) for c in added) if d)
-    return BannedResult(card, record, dates[0] if dates else None, near)
+    return dates[0] if dates else None
+
+
+def banned_list(st: State) -> list[BannedResult]:
+    """The whole banned list in document order (so grouped by category as printed), each with its date."""
+    ids = sorted(dict.fromkeys(st.banned_ids), key=lambda eid: st.order[eid])
+    return [BannedResult(st.by_id[eid].title, st.by_id[eid], _banned_on(st.by_id[eid])) for eid in ids]
 
 
 def complete_banned(st: State, prefix: str, limit: int = 25) -> list[tuple[str, str]]:

@@ -87,6 +87,10 @@ def test_commands(console: Console) -> None:
     assert console.answer("define term:target").startswith("Target\n")
     assert console.answer("is a terrain an enemy card") == terrain  # a bare question is /ask
     assert console.answer("/open glossary:terrain").startswith("Terrain\n")
+    whole = console.answer("/banned")
+    assert whole.startswith("Banned list — The Obsidian Hand Ruleset\n")
+    assert "\nStrongholds\n- Gates of the Second City\n- House of the Black Lion — banned 2015-10-05\n" in whole
+    assert "Citation: The Obsidian Hand Ruleset › Banned Cards (004_f05ef39847fd66e3.txt, lines 115-151)" in whole
 
 
 @pytest.mark.parametrize(

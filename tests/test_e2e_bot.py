@@ -227,6 +227,16 @@ async def test_banned_house_of_black_lion(judge) -> None:
     assert "House of the Black Lion" in text and "2015-10-05" in text and "Strongholds" in text
 
 
+async def test_banned_without_a_card_lists_the_whole_list(judge, engine) -> None:
+    fake, _ = judge
+    rec = await fake.invoke_command("banned", {}, user=fake.new_member())
+    text = text_of(public_answer(rec))
+    names = [r.record.title for r in engine.banned_list()]
+    assert len(names) == 25 and all(name in text for name in names)
+    assert "Moshi Eihime — banned 2016-02-15" in text and "**Miscellaneous**" in text
+    assert r"Banned Cards (004\_f05ef39847fd66e3.txt, lines 115-151)" in text  # Markdown-escaped for Discord
+
+
 async def test_about_and_help(judge, engine) -> None:
     fake, _ = judge
     about = await fake.invoke_command("about")

@@ -373,6 +373,19 @@ def test_not_banned(engine: Engine) -> None:
     assert [e.id for e in r.near][:1] == ["obsidian-hand:banned-isawa-tadaka-seven-thunder-experienced-2cw"]
 
 
+def test_banned_list_in_document_order_with_dates(engine: Engine) -> None:
+    listed = engine.banned_list()
+    assert len(listed) == 25
+    assert [r.record.group for r in listed].count("Strongholds") == 7
+    assert (listed[0].record.title, listed[-1].record.title) == ("Gates of the Second City", "Unreleased Cards/Promos")
+    dated = {r.record.title: r.banned_on for r in listed if r.banned_on}
+    assert dated == {
+        "House of the Black Lion": "2015-10-05",
+        "Moshi Eihime": "2016-02-15",
+        "Unreleased Cards/Promos": "2015-11-12",
+    }
+
+
 def test_complete_banned(engine: Engine) -> None:
     got = engine.complete_banned("koan")
     assert [i for _, i in got] == ["obsidian-hand:banned-koans-jingasa", "obsidian-hand:banned-koans-robes"]
