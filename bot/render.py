@@ -459,31 +459,27 @@ class Renderer:
 
     def banned_list(self, results: Sequence[BannedResult]) -> Answer:
         """The whole banned list grouped by category as printed, each card with the date it was banned."""
-        if not results:
+        listed = [(r.record, r.banned_on) for r in results if r.record is not None]
+        if not listed:
             return self.message("Banned list", "No banned list is loaded.", kind=BANNED)
-        document = results[0].record.document if results[0].record else SOURCE_LABELS["obsidian-hand"]
         groups: dict[str, list[str]] = {}
-        for result in results:
-            record = result.record
-            if record is None:
-                continue
-            when = f" — banned {result.banned_on}" if result.banned_on else ""
+        for record, banned_on in listed:
+            when = f" — banned {banned_on}" if banned_on else ""
             groups.setdefault(record.group or "Other", []).append(f"- {escape(record.title)}{when}")
         blocks = [f"**{escape(group)}**\n" + "\n".join(lines) for group, lines in groups.items()]
-        records = [r.record for r in results if r.record is not None]
-        first, last = records[0].location, records[-1].location
-        where = " › ".join([records[0].document, *records[0].section[:1]])
-        span = f"{first.file}, lines {first.first_line}-{last.last_line}" if first.file == last.file else first.file
-        fields = [Field("Citation", escape(f"{where} ({span})"))]
-        title = f"Banned list — {escape(document)}"
-        footer = f"{len(results)} lines · dates from the update log where it gives one"
+        first, last = listed[0][0], listed[-1][0]
+        where = " › ".join([first.document, *first.section[:1]])
+        loc, end = first.location, last.location
+        span = f"{loc.file}, lines {loc.first_line}-{end.last_line}" if loc.file == end.file else loc.file
+        title = f"Banned list — {escape(first.document)}"
+        footer = f"{len(listed)} lines · dates from the update log where it gives one"
         return Answer(
             title=shorten(title, TITLE_LIMIT),
-            pages=self._finish(title, blocks, fields, footer),
+            pages=self._finish(title, blocks, [Field("Citation", escape(f"{where} ({span})"))], footer),
             kind=BANNED,
             arg="",
             colour=ERROR_COLOUR,
-            hit_ids=[r.record.id for r in results if r.record is not None],
+            hit_ids=[record.id for record, _ in listed],
         )
 
     def message(

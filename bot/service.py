@@ -142,7 +142,7 @@ class Judge:
 
     def banned(self, card: str | None = None) -> Answer:
         """One card's legality, or with no card the whole banned list."""
-        if not " ".join((card or "").split()):
+        if not (card or "").strip():
             return self.renderer.banned_list(self.engine.banned_list())
         card = _clean(card, "card")
         picked = self.engine.get(card)  # autocomplete sends the banned record's id

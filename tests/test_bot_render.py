@@ -243,3 +243,12 @@ def test_did_you_mean_rendering() -> None:
         ("Terrain", "glossary:terrain"),
     ]
     assert (answer.kind, answer.arg) == (render.DEFINE, "targ")
+
+
+def test_banned_list_within_limits_and_says_so_when_none_is_loaded(judge: Judge) -> None:
+    whole = judge.banned(None)
+    assert_within_limits(whole)
+    assert whole.title == "Banned list — The Obsidian Hand Ruleset" and len(whole.hit_ids) == 25
+    empty = judge.renderer.banned_list([])
+    assert empty.title == "Banned list"
+    assert "No banned list is loaded." in empty.pages[0].description
