@@ -296,6 +296,7 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
             section=[document],
             paragraphs=paragraphs,
             location=Location(file, heading_line, line_of(body[-1].end)),
+            lines=[(line_of(b.start), line_of(b.end)) for b in body],
             changes=meta.changes,
             see_also=meta.see_also,
             judge=meta.judge,

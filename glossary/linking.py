@@ -150,9 +150,57 @@ def _dedupe_ids(corpus: Corpus) -> None:
         entry.overridden_by = [mapping.get(i, i) for i in entry.overridden_by]
 
 
+_NUMBERING = re.compile(r"^\s*(?:[IVXLC]+|[A-Z])\s*[.)]\s+")
+
+
+def _plain_heading(text: str) -> str:
+    """A heading without its numbering, in title case when written in capitals ("II. THE PLAYER" -> "The Player")."""
+    plain = _NUMBERING.sub("", text).strip()
+    return plain.title() if plain.isupper() else plain
+
+
+def _context(entry: Entry) -> str:
+    """What tells an entry apart from others of the same title: its group, else the heading it lives under."""
+    if entry.source == "house":
+        return "house ruling"
+    if entry.source == "glossary":
+        return "Glossary"
+    if entry.group:
+        return entry.group
+    parent = next((p for p in reversed(entry.section) if p != entry.title), "")
+    return _plain_heading(parent) or entry.document
+
+
+def label_entries(entries: list[Entry]) -> None:
+    """Give same-titled entries distinct labels ("Ninjitsu (Open)", "Ninjitsu (Reaction)", "Equip (Glossary)").
+
+    A judge asking for "Ninjitsu" must be shown which Ninjitsu each answer is; the title alone would list
+    "Ninjitsu, Ninjitsu, Ninjitsu". Entries whose title is unique keep it as their label. If the group or
+    heading still leaves two alike, the document and then the entry's line tell them apart.
+    """
+    by_title: dict[str, list[Entry]] = {}
+    for entry in entries:
+        entry.label = entry.title
+        by_title.setdefault(normalise(entry.title), []).append(entry)
+    for same in by_title.values():
+        if len(same) < 2:
+            continue
+        labels = {e.id: f"{e.title} ({_context(e)})" for e in same}
+        counts: dict[str, int] = {}
+        for text in labels.values():
+            counts[text] = counts.get(text, 0) + 1
+        for e in same:
+            text = labels[e.id]
+            if counts[text] > 1:
+                text = f"{e.title} ({_context(e)}, {e.location.file} line {e.location.first_line})"
+            e.label = text
+
+
 def link_corpus(corpus: Corpus) -> None:
-    """Resolve cross-references, link format overrides both ways, and report what points nowhere."""
+    """Resolve cross-references, link format overrides both ways, label same-titled entries apart, and report
+    what points nowhere."""
     _dedupe_ids(corpus)
+    label_entries(corpus.entries)
     by_id = corpus.by_id()
     sources = {e.source for e in corpus.entries}
     names_by_source = {s: _name_index([e for e in corpus.entries if e.source == s]) for s in sources}

@@ -18,9 +18,11 @@ Page rules (documented in the README):
   "This page was last modified ...", "Categories: ..."); everything from there on is page chrome.
 * A page with no title, no headings, or no footer after its entries (a truncated copy) raises
   :class:`SourceError`; oddities inside a good page become :class:`Anomaly` records instead.
-* A stamp closing a paragraph dates that paragraph. A line holding only stamps dates the whole
-  entry when it is in the entry's leading or trailing run of stamp-only lines; in the middle of an
-  entry it dates the nearest paragraph before it (the stamp follows what it dates).
+* A stamp dates the paragraph it closes, as the wiki's editors wrote them: a stamp at the end of a
+  paragraph dates that paragraph, and a line holding only stamps (in the middle or at the end of an
+  entry) closes, so dates, the nearest paragraph before it. A stamp-only line before any paragraph of
+  the entry (straight under its heading) dates the whole entry. A stamp never dates a paragraph it
+  does not close: a judge quoting one paragraph must never be shown another paragraph's date.
 """
 
 from __future__ import annotations
@@ -267,6 +269,7 @@ def _entry(
         section=[page_title],
         paragraphs=paragraphs,
         location=Location(file, heading.number, kept[-1].number if kept else heading.number),
+        lines=[(line.number, line.number) for line in kept],
         aliases=derive_aliases(title, paragraphs),
         changes=changes,
         see_also=find_cross_refs(paragraphs, [line.number for line in kept]),
@@ -284,7 +287,6 @@ def _changes(
     """Changes of one entry, each pointed at the paragraph it dates (None: the whole entry)."""
     lone = [not strip_stamps(p).strip(" .,;") for p in paragraphs]
     leading = next((i for i, is_lone in enumerate(lone) if not is_lone), len(lone))
-    trailing = next((i + 1 for i in reversed(range(len(lone))) if not lone[i]), 0)
     changes: list[Change] = []
     for index, (paragraph, line) in enumerate(zip(paragraphs, lines, strict=True)):
         stamps, unparsed = parse_stamps(paragraph, today=today)
@@ -296,7 +298,7 @@ def _changes(
             continue
         if not lone[index]:
             target: int | None = index
-        elif index < leading or index >= trailing:
+        elif index < leading:
             target = None
         else:
             target = max(i for i in range(index) if not lone[i])

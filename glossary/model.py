@@ -95,6 +95,22 @@ class Entry:
     overrides: list[str] = field(default_factory=list)  # ids of glossary entries this format rule overrides
     overridden_by: list[str] = field(default_factory=list)  # ids of format rules overriding this entry
     judge: str | None = None  # house rulings: who ruled
+    # Where each paragraph stands in the source: (first_line, last_line), 1-based, parallel to ``paragraphs``.
+    # A citation of one quoted paragraph gives its own lines, not the whole entry's range.
+    lines: list[tuple[int, int]] = field(default_factory=list)
+    # The name shown for this entry: its title, told apart from same-titled entries by group or source
+    # ("Ninjitsu (Open)", "Honor (Victory Conditions)"). Set by ``glossary.linking``; defaults to the title.
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            self.label = self.title
+
+    def paragraph_lines(self, index: int | None) -> tuple[int, int]:
+        """Source lines of paragraph ``index`` (the whole entry's lines when unknown or ``None``)."""
+        if index is not None and 0 <= index < len(self.lines):
+            return self.lines[index]
+        return (self.location.first_line, self.location.last_line)
 
     @property
     def text(self) -> str:

@@ -225,6 +225,7 @@ class _Builder:
             section=section,
             paragraphs=[ln.text for ln in body],
             location=Location(self.file, head.no, last),
+            lines=[(ln.no, ln.no) for ln in body],
             aliases=aliases or [],
             group=group,
         )

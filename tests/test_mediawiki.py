@@ -92,24 +92,25 @@ TITLES = {
         "From",
     ],
 }
-# (page, entry id, kind, date, paragraph it dates or None for the whole entry, file line)
+# (page, entry id, kind, date, paragraph it dates or None for the whole entry, file line). A stamp-only line
+# closes the paragraph before it (middle or end of an entry); only one straight under the heading dates it all.
 STAMPS = [
     ("T", "glossary:target", "added", "2007-09-20", 1, 13),
     ("T", "glossary:target", "added", "2007-09-20", 2, 14),
     ("T", "glossary:target", "added", "2007-09-25", 3, 15),
-    ("T", "glossary:targeting-paradoxes", "added", "2008-03-16", None, 21),
+    ("T", "glossary:targeting-paradoxes", "added", "2008-03-16", 3, 21),
     ("T", "glossary:terrain", "changed", "2008-05-21", 2, 26),
     ("T", "glossary:terrain", "added", "2008-03-24", 8, 31),
     ("R", "glossary:raise-rise", "clarified", "2008-03-16", 4, 9),
     ("R", "glossary:ranged-attack", "added", "2007-09-22", 9, 21),
-    ("R", "glossary:reduce", "added", "2008-03-16", None, 29),
+    ("R", "glossary:reduce", "added", "2008-03-16", 3, 29),
     ("R", "glossary:resolve", "added", "2007-09-22", None, 39),
     ("R", "glossary:resolve", "changed", "3008-05-30", 4, 43),
     ("R", "glossary:return", "added", "2007-07-28", 1, 55),
     ("E", "glossary:enemy", "added", "2008-04-20", 2, 11),
     ("E", "glossary:enter", "added", "2008-05-01", 0, 21),
     ("E", "glossary:entering-play-honor-loss", "clarified", "2008-07-08", 0, 23),
-    ("E", "glossary:even-if", "clarified", "2008-03-23", None, 36),
+    ("E", "glossary:even-if", "clarified", "2008-03-23", 4, 36),
     ("F", "glossary:facing", "added", "2008-02-12", 0, 11),
     ("F", "glossary:for-each", "added", "2007-07-17", 3, 41),
 ]
