@@ -353,7 +353,7 @@ def test_browser_style_entries() -> None:
     assert [(c.kind, c.date, c.paragraph, c.line) for c in leader.changes] == [
         ("added", "2007-10-17", 0, 13),
         ("clarified", "2008-06-03", 0, 13),
-        ("added", "2009-10-04", None, 19),
+        ("added", "2009-10-04", 2, 19),
     ]
     assert [(c.kind, c.date, c.note, c.paragraph) for c in limited.changes] == [
         ("added", "2007-09-24", None, None),
