@@ -146,6 +146,8 @@ def _dedupe_ids(corpus: Corpus) -> None:
         for change in entry.changes:
             if change.update_id is not None:
                 change.update_id = mapping.get(change.update_id, change.update_id)
+        for restatement in entry.restated:
+            restatement.entry = mapping.get(restatement.entry, restatement.entry)
         entry.overrides = [mapping.get(i, i) for i in entry.overrides]
         entry.overridden_by = [mapping.get(i, i) for i in entry.overridden_by]
 

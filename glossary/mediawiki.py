@@ -83,6 +83,8 @@ _SAME_MEANING_RE = re.compile(
     rf"{_Q}(?P<a>[^\"“”]+?)[.,]?{_QE}\s+and\s+{_Q}(?P<b>[^\"“”]+?)[.,]?{_QE}\s+"
     r"(?:mean the same|are equivalent|are synonym)"
 )
+# 'The phrase “cannot raise/can not rise” negates ...': the quoted phrase names what the entry defines.
+_PHRASE_RE = re.compile(r"\b[Tt]he phrase\s{1,3}[\"“](?P<phrase>[^\"“”\n]{1,80})[\"”]")
 _GLUED_SUFFIX_RE = re.compile(r"(?P<stem>\w+)\((?P<suffix>\w+)\)")
 _QUALIFIER_RE = re.compile(r"^(?P<base>[^()]+?)\s+\((?P<qualifier>[^()]+)\)$")
 
@@ -142,6 +144,22 @@ def find_cross_refs(paragraphs: list[str], lines: list[int] | None = None) -> li
     return [CrossRef(text=name, line=line) for name, line in found.items()]
 
 
+def _phrase_aliases(title: str, paragraph: str) -> list[str]:
+    """Names from 'the phrase “X”' when X holds a word of the title: Raise/rise's “cannot raise/can not rise”
+    gives "cannot raise", "can not rise" and "cannot rise", so a judge typing "cannot rise" finds Raise/rise
+    rather than the nearest-spelled other limit ("cannot fall")."""
+    own = {w for part in title.lower().split("/") for w in part.split()}
+    found: list[str] = []
+    for match in _PHRASE_RE.finditer(paragraph):
+        for part in match.group("phrase").split("/"):
+            words = part.lower().split()
+            if 1 < len(words) <= 5 and own & set(words):
+                found.append(" ".join(words))
+                if "can not" in found[-1]:
+                    found.append(found[-1].replace("can not", "cannot"))
+    return found
+
+
 def derive_aliases(title: str, paragraphs: list[str]) -> list[str]:
     """Other lower-case names for an entry, from the title's own shape and from definitional phrases."""
     names: list[str] = []
@@ -165,6 +183,7 @@ def derive_aliases(title: str, paragraphs: list[str]) -> list[str]:
                 names.append(match.group("alias"))
         for match in _SAME_MEANING_RE.finditer(paragraph):
             names.extend((match.group("a"), match.group("b")))
+        names.extend(_phrase_aliases(title, paragraph))
     aliases: list[str] = []
     own = title.lower()
     for name in names:

@@ -73,6 +73,20 @@ class CrossRef:
 
 
 @dataclass
+class Restatement:
+    """The same rule stated a second time elsewhere in its document, and whether the two texts differ.
+
+    The Obsidian Hand gives some player abilities twice (the Initial Guidelines' list and the abilities
+    section); a judge shown one of them must learn that the other exists and whether its words differ.
+    """
+
+    paragraphs: list[int]  # this entry's paragraphs that state the rule (0-based)
+    entry: str  # the id of the entry that states it again
+    other_paragraphs: list[int]  # that entry's paragraphs that state it (0-based)
+    differs: bool  # the two texts are not the same words
+
+
+@dataclass
 class Entry:
     """One citable unit of rules text: a glossary term, a ruleset section, an ability, a banned card..."""
 
@@ -101,6 +115,7 @@ class Entry:
     # The name shown for this entry: its title, told apart from same-titled entries by group or source
     # ("Ninjitsu (Open)", "Honor (Victory Conditions)"). Set by ``glossary.linking``; defaults to the title.
     label: str = ""
+    restated: list[Restatement] = field(default_factory=list)  # the same rule stated elsewhere in the document
 
     def __post_init__(self) -> None:
         if not self.label:

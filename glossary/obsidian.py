@@ -32,6 +32,7 @@ from glossary.model import (
     EntryKind,
     Location,
     ParsedDocument,
+    Restatement,
     SourceError,
     make_id,
 )
@@ -568,15 +569,19 @@ def _link_updates(b: _Builder) -> None:
     for update in [e for e in b.entries if e.kind == "update"]:
         stamp = update.changes[0]
         items = b.update_items.get(update.id, [])
-        links: list[tuple[str, _Line]] = []
+        # (entry id, update line, paragraph the change dates: None when it is about the entry as a whole)
+        links: list[tuple[str, _Line, int | None]] = []
         for item in items:
             for target in _targets_of(item.bare, named):
-                links.append((target, item))
-        if update.new_wording and items:  # the entry that now reads as the "New" wording
+                links.append((target, item, None))
+        if update.new_wording and items:  # the entry that now reads as the "New" wording: that paragraph
             wording = update.new_wording.strip()
-            links += [(e.id, items[0]) for e in named if any(wording in p for p in e.paragraphs)]
+            for e in named:
+                where = [n for n, p in enumerate(e.paragraphs) if wording in p]
+                if where:  # the change dates the paragraph that now reads so, not the rest of the entry
+                    links.append((e.id, items[0], where[0]))
         done: set[tuple[str, int]] = set()
-        for target, item in links:
+        for target, item, paragraph in links:
             if (target, item.no) in done or target == update.id:
                 continue
             done.add((target, item.no))
@@ -591,6 +596,7 @@ def _link_updates(b: _Builder) -> None:
                     date=stamp.date,
                     raw=stamp.raw,
                     note=_short_note(item.bare),
+                    paragraph=paragraph,
                     line=stamp.line,
                     anomaly=stamp.anomaly,
                     probable_date=stamp.probable_date,
@@ -672,6 +678,70 @@ def _targets_of(line: str, named: list[Entry]) -> list[str]:
     return [entry_id for _, entry_id in found]
 
 
+# "  • Seppuku – Repeatable Reaction: ..." : a list item restating a named rule.
+_RESTATED_ITEM = re.compile(
+    r"^(?P<indent>[^\S\n]{0,12})[•·–*-][^\S\n]{1,4}(?P<name>[^–—:\n]{1,60}?)[^\S\n]{1,4}[–—-][^\S\n]{1,4}(?P<rest>\S.*)$"
+)
+_SPACES = re.compile(r"\s+")
+
+
+def _same_words(a: list[str], b: list[str]) -> bool:
+    """Texts equal but for spacing and bullet indentation (how a restatement may be laid out)."""
+    return [_SPACES.sub(" ", x).strip() for x in a] == [_SPACES.sub(" ", x).strip() for x in b]
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())  # the ruleset indents with spaces and no-break spaces alike
+
+
+def _link_restatements(b: _Builder) -> None:
+    """Link an ability restated in a guideline's list ("• Seppuku – Repeatable Reaction: ...") to the ability,
+    both ways, and report when the two texts differ: a judge must not quote one without knowing of the other.
+
+    The item's own text (after the name and dash) and the more-indented lines under it are compared with the
+    ability's paragraphs. A name shared by abilities of several groups is matched by the group word written
+    before the item's first colon; if that does not single one out, nothing is linked.
+    """
+    abilities: dict[str, list[Entry]] = {}
+    for e in b.entries:
+        if e.kind == "ability" and e.id not in b.stubs:
+            abilities.setdefault(e.title.casefold(), []).append(e)
+    for holder in (e for e in b.entries if e.kind == "guideline"):
+        paragraphs = holder.paragraphs
+        for n, text in enumerate(paragraphs):
+            m = _RESTATED_ITEM.match(text)
+            if m is None or m["name"].strip().casefold() not in abilities:
+                continue
+            candidates = abilities[m["name"].strip().casefold()]
+            if len(candidates) > 1:
+                timing = m["rest"].split(":", 1)[0]
+                candidates = [a for a in candidates if a.group and a.group.casefold() in timing.casefold()]
+            if len(candidates) != 1:
+                continue
+            ability = candidates[0]
+            mine = [n]
+            for k in range(n + 1, len(paragraphs)):
+                if _indent(paragraphs[k]) <= _indent(text) or not paragraphs[k].strip().startswith("*"):
+                    break
+                mine.append(k)
+            stated = [m["rest"], *(paragraphs[k] for k in mine[1:])]
+            theirs = list(range(len(ability.paragraphs)))
+            if not theirs:
+                continue
+            differs = not _same_words(stated, ability.paragraphs)
+            holder.restated.append(Restatement(mine, ability.id, theirs, differs))
+            ability.restated.append(Restatement(theirs, holder.id, mine, differs))
+            if differs:
+                first, last = holder.paragraph_lines(mine[0])[0], holder.paragraph_lines(mine[-1])[1]
+                other_first, other_last = ability.location.first_line, ability.location.last_line
+                b.anomaly(
+                    first,
+                    "divergent-restatement",
+                    f"{ability.title}: '{holder.title}' (lines {first}-{last}) and the {ability.group} ability "
+                    f"(lines {other_first}-{other_last}) give different texts",
+                )
+
+
 def _check_truncated(text: str, lines: list[_Line], b: _Builder, parts: list[_Part]) -> None:
     """A copy cut off mid-section has no final line break or stops mid-sentence."""
     last = lines[-1]
@@ -720,6 +790,7 @@ def parse_obsidian(text: str, file: str, *, today: datetime.date | None = None) 
         handlers[part.kind](part, b)
     _resolve_references(b)
     _link_updates(b)
+    _link_restatements(b)
     _check_truncated(text, lines, b, parts)
     return ParsedDocument(
         file=file, source=SOURCE, document=DOCUMENT, entries=b.entries, anomalies=b.anomalies

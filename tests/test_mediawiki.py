@@ -222,13 +222,13 @@ def test_anomalies(corpus: dict[str, ParsedDocument]) -> None:
 @pytest.mark.parametrize(
     ("entry_id", "aliases"),
     [
-        ("glossary:raise-rise", ["raise", "rise"]),
+        ("glossary:raise-rise", ["raise", "rise", "cannot raise", "can not rise", "cannot rise"]),
         ("glossary:redirect-ion", ["redirect", "redirection"]),
         ("glossary:result-of-a-duel", ["result", "result of a duel"]),
         ("glossary:face-down", ["face down", "facedown"]),
         ("glossary:face-up", ["face up", "faceup"]),
         ("glossary:family-honor", ["honor"]),
-        ("glossary:fall", ["cannot be lowered", "cannot fall"]),
+        ("glossary:fall", ["cannot be lowered", "cannot fall", "cannot fall below"]),
         ("glossary:entering-play-honor-loss", ["entering play honor loss"]),
         ("glossary:tactical", []),
         ("glossary:remove-from-the-game", []),

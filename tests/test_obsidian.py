@@ -75,7 +75,22 @@ def test_truncation_anomaly(doc: ParsedDocument) -> None:
     assert truncated[0].line == 440
     assert truncated[0].file == "004_f05ef39847fd66e3.txt"
     assert "III. CARD TYPES" in truncated[0].message
-    assert [a.kind for a in doc.anomalies] == ["truncated"]
+    assert [a.kind for a in doc.anomalies] == ["divergent-restatement", "truncated"]
+
+
+def test_seppuku_stated_twice_with_different_words(doc: ParsedDocument) -> None:
+    by_id = {e.id: e for e in doc.entries}
+    ability, guideline = by_id[P + "ability-seppuku"], by_id[P + "guideline-player-abilities"]
+    assert [(r.entry, r.paragraphs, r.other_paragraphs, r.differs) for r in ability.restated] == [
+        (guideline.id, [0, 1, 2], [2, 3, 4], True)
+    ]
+    assert [(r.entry, r.paragraphs, r.differs) for r in guideline.restated] == [
+        (P + "ability-cavalry", [0], False),
+        (P + "ability-naval-invasion", [1], False),
+        (ability.id, [2, 3, 4], True),
+    ]
+    (divergent,) = [a for a in doc.anomalies if a.kind == "divergent-restatement"]
+    assert divergent.line == 90 and "lines 90-93" in divergent.message and "lines 284-287" in divergent.message
 
 
 def test_complete_copy_has_no_truncation_anomaly() -> None:
@@ -85,7 +100,7 @@ def test_complete_copy_has_no_truncation_anomaly() -> None:
 
 def test_cut_mid_sentence_is_truncated() -> None:
     doc = parse_obsidian(TEXT[: TEXT.index("ignoring costs; for the player")] + "\n", "x.txt")
-    assert [(a.kind, a.line) for a in doc.anomalies] == [("truncated", 438)]
+    assert [(a.kind, a.line) for a in doc.anomalies] == [("divergent-restatement", 90), ("truncated", 438)]
 
 
 def test_crlf_gives_same_entries(doc: ParsedDocument) -> None:
