@@ -19,6 +19,10 @@ from .service import Judge, UserError
 PROMPT = "l5r> "
 QUIT = frozenset({"quit", "exit", "q", ":q"})
 _OPTION = re.compile(r"(?:^|\s)(since|until|source|private):(\S*)", re.IGNORECASE)
+# Which ``name:value`` options each command takes, as in Discord; in any other command the words are text
+# ("/ask what does source: mean" keeps "source:"). ``private:`` is accepted and has no effect in a console.
+_OPTIONS = {"changes": {"since", "until", "source", "private"}}
+_DEFAULT_OPTIONS = {"private"}
 _ARG_NAMES = {"define": "term", "ask": "question", "rule": "section", "banned": "card", "open": "id"}
 
 
@@ -51,8 +55,13 @@ class Console:
             if first.startswith("/"):
                 return f"Unknown command {first}. Commands: " + ", ".join("/" + c for c in self.commands) + "."
             name, rest = "ask", line  # a bare question is a question
-        options = {k.lower(): v for k, v in _OPTION.findall(rest)}
-        text = _OPTION.sub(" ", rest).strip()
+        accepted = _OPTIONS.get(name, _DEFAULT_OPTIONS)
+
+        def take(match: re.Match[str]) -> str:
+            return " " if match.group(1).lower() in accepted else match.group(0)
+
+        options = {k.lower(): v for k, v in _OPTION.findall(rest) if k.lower() in accepted}
+        text = _OPTION.sub(take, rest).strip()
         arg_name = _ARG_NAMES.get(name)
         if arg_name and text.lower().startswith(arg_name + ":"):
             text = text[len(arg_name) + 1 :].strip()

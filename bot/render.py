@@ -191,21 +191,48 @@ def _date_text(change: Change) -> str:
     return change.date
 
 
-def history_line(changes: Iterable[Change]) -> str:
-    """``Added 2007-09-20 · Changed 2008-05-21: <note>``, oldest first, identical stamps merged."""
-    seen: set[tuple[str, str | None, str | None]] = set()
+def scope_text(change: Change, entry: Entry | None, paragraph: int | None = None) -> str:
+    """Which text a change dates, when that is not plain from where it is shown.
+
+    Under one quoted paragraph (``paragraph`` given) a change of that paragraph needs no label, and one
+    dating the whole entry says so. In an entry shown in full, each change names its paragraph (1-based,
+    as a judge counts them). An entry of one paragraph needs no label at all.
+    """
+    if entry is None or len(entry.paragraphs) <= 1 or entry.source == "house":  # a ruling's date is all of it
+        return ""
+    if change.paragraph is None:
+        return " (whole entry)"
+    if paragraph is not None and change.paragraph == paragraph:
+        return ""
+    return f" (paragraph {change.paragraph + 1})"
+
+
+def history_line(
+    changes: Iterable[Change], entry: Entry | None = None, paragraph: int | None = None
+) -> str:
+    """``Added 2007-09-20 (paragraph 2) · Changed 2008-05-21: <note>``, oldest first, identical stamps merged.
+
+    With ``entry`` each change says which paragraph it dates (see ``scope_text``); the caller chooses the
+    changes, and must only pass the ones that date the text it shows.
+    """
+    seen: set[tuple[str, str | None, str | None, int | None]] = set()
     parts: list[str] = []
     ordered = sorted(changes, key=lambda c: sort_date(c) or "9999")  # undated last
     for change in ordered:
-        key = (change.kind, change.date, change.note)
+        key = (change.kind, change.date, change.note, change.paragraph if entry is not None else None)
         if key in seen:
             continue
         seen.add(key)
-        text = f"{change.kind.capitalize()} {_date_text(change)}"
+        text = f"{change.kind.capitalize()} {_date_text(change)}{scope_text(change, entry, paragraph)}"
         if change.note:
             text += f": {change.note}"
         parts.append(text)
     return " · ".join(parts)
+
+
+def paragraph_changes(entry: Entry, paragraph: int | None) -> list[Change]:
+    """The changes that date paragraph ``paragraph`` as shown: its own stamps and those of the whole entry."""
+    return [c for c in entry.changes if c.paragraph is None or c.paragraph == paragraph]
 
 
 def sort_date(change: Change) -> str:
@@ -216,9 +243,16 @@ def sort_date(change: Change) -> str:
 class Renderer:
     """Turns results into Answers; ``lookup`` resolves entry ids (overrides, cross-references)."""
 
-    def __init__(self, lookup: Callable[[str], Entry | None], rulebook_url: str | None = None) -> None:
+    def __init__(
+        self,
+        lookup: Callable[[str], Entry | None],
+        rulebook_url: str | None = None,
+        children: Callable[[str], list[Entry]] | None = None,
+    ) -> None:
         self.lookup = lookup
         self.rulebook_url = rulebook_url.rstrip("/") if rulebook_url else None
+        # The sub-headings under a section, for headings that have no text of their own ("I. CARDINAL RULES").
+        self.children = children or (lambda _entry_id: [])
 
     # -- shared pieces ---------------------------------------------------------------------------
 
@@ -230,8 +264,9 @@ class Renderer:
         """The title link: the exported rulebook if there is one, else the source page."""
         return self.rulebook_link(entry) or entry.url
 
-    def citation_text(self, entry: Entry, limit: int = FIELD_VALUE_LIMIT) -> str:
-        """Citation plus the links a judge can click: the source page and the exported rulebook.
+    def citation_text(self, entry: Entry, limit: int = FIELD_VALUE_LIMIT, paragraph: int | None = None) -> str:
+        """Citation (of one paragraph when given) plus the links a judge can click: the source page and the
+        exported rulebook (at that paragraph's anchor).
 
         Within ``limit`` the citation words are shortened first: a link cut in half would not work.
         """
@@ -240,11 +275,13 @@ class Renderer:
             links.append(f"[source page]({entry.url})")
         rulebook = self.rulebook_link(entry)
         if rulebook:
+            if paragraph is not None and len(entry.paragraphs) > 1:
+                rulebook += f"-p{paragraph + 1}"
             links.append(f"[rulebook]({rulebook})")
         tail = " · " + " · ".join(links) if links else ""
         if len(tail) > limit // 2:  # absurdly long URLs: keep the citation readable, drop the links
             tail = ""
-        return shorten(escape(citation(entry)), limit - len(tail)) + tail
+        return shorten(escape(citation(entry, paragraph)), limit - len(tail)) + tail
 
     def _finish(
         self,
@@ -266,26 +303,79 @@ class Renderer:
 
     # -- entries ---------------------------------------------------------------------------------
 
+    def overriders(self, entry: Entry) -> list[Entry]:
+        """What amends ``entry``, in the order a judge needs it: the format's own rules, then its update-log
+        records newest first (the latest state of a topic the log changed several times leads, its history
+        follows), then house rulings (never called the format's rule)."""
+        found = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None]
+        rules = [e for e in found if e.source != "house" and e.kind != "update"]
+        updates = sorted(
+            (e for e in found if e.source != "house" and e.kind == "update"),
+            key=lambda e: max((sort_date(c) for c in e.changes), default=""),
+            reverse=True,
+        )
+        return rules + updates + [e for e in found if e.source == "house"]
+
+    def _override_heading(self, rule: Entry, earlier: bool) -> str:
+        """``The Obsidian Hand Ruleset rule — Tactical Advantage (applies in that format):`` and the like."""
+        if rule.source == "house":
+            return f"**House ruling — {escape(rule.label)}**{ruling_credit(rule)}:"
+        label = escape(SOURCE_LABELS.get(rule.source, rule.document))
+        if rule.kind == "update":
+            which = "earlier update" if earlier else "latest update on this"
+            return f"**{label} — {which}: {escape(rule.label)}** (applies in that format):"
+        return f"**{label} rule — {escape(rule.label)}** (applies in that format):"
+
+    def _restatement_blocks(self, entry: Entry) -> list[str]:
+        """The same rule stated elsewhere in the document: shown in full when its words differ."""
+        blocks = []
+        for r in entry.restated:
+            other = self.lookup(r.entry)
+            if other is None:
+                continue
+            first = other.paragraph_lines(r.other_paragraphs[0])[0]
+            last = other.paragraph_lines(r.other_paragraphs[-1])[1]
+            where = f"{escape(other.label)}, {'line' if first == last else 'lines'} " + (
+                f"{first}" if first == last else f"{first}-{last}"
+            )
+            if r.differs:
+                blocks.append(f"**The ruleset states this again in {where}, and the texts differ.** There it reads:")
+                blocks.extend(escape(other.paragraphs[k]) for k in r.other_paragraphs)
+            else:
+                blocks.append(f"*Stated in the same words in {where}.*")
+        return blocks
+
+    def _children_blocks(self, entry: Entry) -> list[str]:
+        """A heading with no text of its own is answered by its sub-headings and their text, never emptily."""
+        blocks = []
+        for child in self.children(entry.id):
+            blocks.append(f"**{escape(child.label)}**")
+            blocks.extend(escape(p) for p in child.paragraphs)
+            history = history_line(child.changes, child)
+            blocks.append(f"— {self.citation_text(child)}" + (f"\n— {escape(history)}" if history else ""))
+        return blocks
+
     def entry(self, entry: Entry, *, kind: str = ENTRY, arg: str | None = None, extra: Sequence[Link] = ()) -> Answer:
-        """An entry in full: format rules amending it first, then house rulings, then its verbatim text,
-        history and citation."""
+        """An entry in full: format rules amending it first, then house rulings, then its verbatim text (or,
+        for a bare heading, its sub-headings' text), any restatement of it, its history and citation."""
         blocks: list[str] = []
         fields: list[Field] = []
-        found = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None]
-        # The format's own rules first, then the server's house rulings (never called the format's rule).
-        overriders = [e for e in found if e.source != "house"] + [e for e in found if e.source == "house"]
+        overriders = self.overriders(entry)
+        updates_shown = 0
         for rule in overriders:
-            if rule.source == "house":
-                blocks.append(f"**House ruling — {escape(rule.title)}**{ruling_credit(rule)}:")
-            else:
-                label = SOURCE_LABELS.get(rule.source, rule.document)
-                blocks.append(f"**{escape(label)} rule — {escape(rule.title)}** (applies in that format):")
+            blocks.append(self._override_heading(rule, earlier=rule.kind == "update" and updates_shown > 0))
+            updates_shown += rule.kind == "update"
             blocks.extend(escape(p) for p in rule.paragraphs)
-            history = history_line(rule.changes)
+            history = history_line(rule.changes, rule)
             blocks.append(f"— {self.citation_text(rule)}" + (f"\n— {escape(history)}" if history else ""))
         if overriders:
             blocks.append(f"**{escape(SOURCE_LABELS.get(entry.source, entry.document))} text:**")
+        children = [] if entry.paragraphs else self._children_blocks(entry)
         blocks.extend(escape(p) for p in entry.paragraphs)
+        if children:
+            blocks.append("*This heading has no text of its own; under it:*")
+            blocks.extend(children)
+        blocks.extend(self._restatement_blocks(entry))
         for label, wording in (("Old", entry.old_wording), ("New", entry.new_wording)):
             if wording and wording not in entry.text:
                 blocks.append(f"**{label}:**\n{escape(wording)}")
@@ -306,13 +396,15 @@ class Renderer:
         fields += self._record_fields(entry)
 
         links = [Link(_label(r.text), r.target) for r in entry.see_also if r.target]
-        links += [Link(_label(_rule_kind(r) + ": " + r.title), r.id) for r in overriders]
+        links += [Link(_label(_rule_kind(r) + ": " + r.label), r.id) for r in overriders]
+        links += [Link(_label(c.label), c.id) for c in self.children(entry.id)] if children else []
+        links += [Link(_label("Also stated in: " + self._name(r.entry)), r.entry) for r in entry.restated]
         applies = "Applies to: " if entry.source == "house" else "Overrides: "
         links += [Link(_label(applies + self._name(i)), i) for i in entry.overrides]
         links += list(extra)
         links = [ln for ln in links if ln.entry_id != entry.id]
         footer = f"{SOURCE_LABELS.get(entry.source, entry.source)} · {entry.kind} · {entry.id}"
-        title = shorten(escape(entry.title), TITLE_LIMIT)
+        title = shorten(escape(entry.label), TITLE_LIMIT)
         return Answer(
             title=title,
             pages=self._finish(title, blocks, fields, footer, links),
@@ -324,35 +416,75 @@ class Renderer:
         )
 
     def _record_fields(self, entry: Entry) -> list[Field]:
-        """The History (when dated) and Citation fields every full answer ends with."""
-        history = history_line(entry.changes)
+        """The History (when dated; each change naming the paragraph it dates) and Citation fields every full
+        answer ends with."""
+        history = history_line(entry.changes, entry)
         fields = [Field("History", escape(history))] if history else []
         return [*fields, Field("Citation", self.citation_text(entry))]
 
     def _name(self, entry_id: str) -> str:
         found = self.lookup(entry_id)
-        return found.title if found else entry_id
+        return found.label if found else entry_id
 
     def define(self, term: str, result: DefineResult) -> Answer:
+        if result.same_name:  # several entries answer to this very name: show them all, told apart
+            return self.several(term, result)
         if result.entry is not None:  # a confident guess: still offer the other candidates
-            others = [Link(_label("Or: " + c.title), c.id) for c in result.candidates if c.id != result.entry.id]
+            others = [Link(_label("Or: " + c.label), c.id) for c in result.candidates if c.id != result.entry.id]
             return self.entry(result.entry, extra=others)
-        links = [Link(_label(c.title), c.id) for c in result.candidates]
+        links = [Link(_label(c.label), c.id) for c in result.candidates]
         if links:
-            text = "Did you mean: " + ", ".join(f"**{escape(c.title)}**" for c in result.candidates) + "?"
+            text = "Did you mean: " + ", ".join(f"**{escape(c.label)}**" for c in result.candidates) + "?"
         else:
             text = "Nothing in the rules matches that. Try `/ask` with a whole question."
         return self.message(f"No entry for “{escape(term)}”", text, kind=DEFINE, arg=term, links=links)
 
-    def rule(self, ref: str, hits: Sequence[Hit]) -> Answer:
+    def several(self, term: str, result: DefineResult) -> Answer:
+        """Every entry named ``term`` ("Ninjitsu": Open, Reaction, Battle), each in full under its label, with
+        its own dates and citation; other candidates follow as buttons."""
+        entries = list(result.same_name)
+        if result.entry is not None and result.entry not in entries:  # "honor" is Family Honor's short name too
+            entries.insert(0, result.entry)
+        alike = len({e.title.casefold() for e in entries}) == 1
+        name = entries[0].title if alike else " ".join(term.split())
+        title = shorten(f"{escape(name)} — {len(entries)} entries", TITLE_LIMIT)
+        blocks = [
+            "Several entries go by this name: "
+            + ", ".join(f"**{escape(e.label)}**" for e in entries)
+            + ". Each is quoted below with its own dates and citation."
+        ]
+        for e in entries:
+            blocks.append(f"**{escape(e.label)}** — {escape(SOURCE_LABELS.get(e.source, e.source))}")
+            blocks.extend(escape(p) for p in e.paragraphs)
+            for rule in self.overriders(e):
+                blocks.append(f"Amended by **{escape(rule.label)}**:\n" + quote(shorten(escape(rule.text), 400)))
+            blocks.extend(self._restatement_blocks(e))
+            history = history_line(e.changes, e)
+            blocks.append(f"— {self.citation_text(e)}" + (f"\n— {escape(history)}" if history else ""))
+        links = [Link(_label(e.label), e.id) for e in entries]
+        links += [Link(_label("Or: " + c.label), c.id) for c in result.candidates if c not in entries]
+        footer = f"{len(entries)} entries named “{name}”"
+        return Answer(
+            title=title,
+            pages=self._finish(title, blocks, [], footer, links),
+            kind=DEFINE,
+            arg=term,
+            colour=COLOURS.get(entries[0].source, NEUTRAL_COLOUR),
+            hit_ids=[e.id for e in entries],
+        )
+
+    def rule(self, ref: str, hits: Sequence[Hit], family: Sequence[tuple[str, Entry]] = ()) -> Answer:
+        """A section in full; a reference to one that does not exist says so and lists those that do."""
         if not hits:
-            return self.message(
-                f"No section matches “{escape(ref)}”",
-                "Try the section's number or name, e.g. `Cardinal Rule 2` or `Deck Construction`.",
-                kind=RULE,
-                arg=ref,
-            )
-        others = [Link(_label("Also: " + h.entry.title), h.entry.id) for h in hits[1:]]
+            if family:
+                listed = "\n".join(f"- {escape(name)}" for name, _e in family)
+                text = f"There is no “{escape(ref)}” in {escape(family[0][1].document)}. It has:\n{listed}"
+                links = [Link(_label(name), e.id) for name, e in family]
+            else:
+                text = "Try the section's number or name, e.g. `Cardinal Rule 2` or `Deck Construction`."
+                links = []
+            return self.message(f"No section matches “{escape(ref)}”", text, kind=RULE, arg=ref, links=links)
+        others = [Link(_label("Also: " + h.entry.label), h.entry.id) for h in hits[1:]]
         return self.entry(hits[0].entry, kind=RULE, arg=ref, extra=others)
 
     # -- search results ----------------------------------------------------------------------------
@@ -369,33 +501,46 @@ class Renderer:
             )
         footer = "Open a result to read it in full"
         items = [
-            (self._hit_block(k, hit), [Link(_label(f"{k}. {hit.entry.title}"), hit.entry.id)])
+            (self._hit_block(k, hit), [Link(_label(f"{k}. {hit.entry.label}"), hit.entry.id)])
             for k, hit in enumerate(hits, start=1)
         ]
         pages = number_pages(pack(items, ASK_PER_PAGE, description_budget(title, footer), "\n\n"), footer)
         return Answer(title, pages, kind=ASK, arg=question, hit_ids=[h.entry.id for h in hits])
 
     def _hit_block(self, number: int, hit: Hit) -> str:
+        """One search result: the answering paragraph, the dates of that paragraph only, what amends it in
+        the format (named and quoted, latest first), a restatement with other words, and its own lines."""
         entry = hit.entry
         source = SOURCE_LABELS.get(entry.source, entry.source)
         if entry.source == "house":
             source = "House ruling" + ruling_credit(entry, escaped=False)
-        head = f"**{number}. {escape(entry.title)}** — {escape(source)}"
+        head = f"**{number}. {escape(entry.label)}** — {escape(source)}"
         snippet = hit.snippet or (entry.paragraphs[hit.paragraph] if hit.paragraph is not None else entry.text)
         # The engine's snippet is Markdown (bold query words); only mentions still need defusing.
         body = escape_mentions(snippet) if hit.snippet else escape(snippet)
-        body = shorten(body, 1000)
-        quoted = "\n".join("> " + line if line else ">" for line in body.split("\n"))
-        lines = [head, quoted]
-        history = history_line(hit.changes or entry.changes)
+        lines = [head, quote(shorten(body, 1000))]
+        # Only the stamps that date the quoted paragraph (or the whole entry, labelled so): never another's.
+        dating = [c for c in hit.changes if c.paragraph is None or c.paragraph == hit.paragraph]
+        history = history_line(dating, entry, hit.paragraph)
         if history:
             lines.append(shorten(escape(history), 300))
-        by_source = {found.source for found in (self.lookup(i) for i in entry.overridden_by) if found is not None}
-        if by_source - {"house"}:
-            lines.append(f"Overridden in {escape(SOURCE_LABELS['obsidian-hand'])} — open it to see the format's rule")
-        if "house" in by_source:
-            lines.append("A house ruling applies — open it to see the ruling")
-        lines.append(self.citation_text(entry, 400))
+        updates_shown = 0
+        for rule in self.overriders(entry):
+            if rule.source == "house":
+                lines.append(f"House ruling **{escape(rule.label)}**{ruling_credit(rule)} applies:")
+            else:
+                earlier = rule.kind == "update" and updates_shown > 0
+                updates_shown += rule.kind == "update"
+                what = "Earlier" if earlier else f"In {escape(SOURCE_LABELS.get(rule.source, rule.document))}"
+                when = next((f" ({_date_text(c)})" for c in rule.changes if rule.kind == "update"), "")
+                lines.append(f"{what}, **{escape(rule.label)}**{when} amends this:")
+            lines.append(quote(shorten(escape(rule.text), 300)))
+        for r in entry.restated:
+            other = self.lookup(r.entry)
+            if r.differs and other is not None and hit.paragraph in r.paragraphs:
+                lines.append(f"The ruleset states this again in **{escape(other.label)}**, in other words:")
+                lines.append(quote(shorten(escape("\n".join(other.paragraphs[k] for k in r.other_paragraphs)), 500)))
+        lines.append(self.citation_text(entry, 400, hit.paragraph))
         return "\n".join(lines)
 
     # -- change history, banned list, messages -----------------------------------------------------
@@ -417,34 +562,55 @@ class Renderer:
         return Answer(title, pages, kind=CHANGES, arg=arg, hit_ids=[r.entry.id for r in ordered[:CHANGES_PER_PAGE]])
 
     def _change_line(self, record: ChangeRecord) -> str:
+        """One dated change: date, kind, where (entry label, and the paragraph it dates when the entry has
+        several, so two alike rows say which text each dates), its note."""
         change, entry = record.change, record.entry
         if entry.source == "house":  # the ruling's file title is noise here; say what it is and who ruled
-            where = f"House ruling › {entry.title}" + (f" ({entry.judge})" if entry.judge else "")
+            where = f"House ruling › {entry.label}" + (f" ({entry.judge})" if entry.judge else "")
         else:
-            parts = [*entry.section[-1:], entry.title] if entry.section[-1:] != [entry.title] else [entry.title]
+            parts = [*entry.section[-1:], entry.label] if entry.section[-1:] != [entry.title] else [entry.label]
             where = " › ".join(parts)
-        line = f"**{_date_text(change)}** · {change.kind.capitalize()} · {escape(where)}"
+        line = f"**{_date_text(change)}** · {change.kind.capitalize()} · {escape(where)}{scope_text(change, entry)}"
         if change.note:
             line += f": {escape(change.note)}"
         return shorten(line, 380)
 
     def banned(self, result: BannedResult) -> Answer:
+        """Whether what was typed is banned. A unique part of one banned name is that card; part of several
+        lists them all as banned; "not on the list" only when no banned name matches, with the list's bans by
+        kind of card named, since those can still cover a card the list does not name."""
+        if result.record is None and result.matches:
+            return self._banned_several(result)
         if result.record is None:
             links = [Link(_label(e.title), e.id) for e in result.near]
             near = ", ".join(f"**{escape(e.title)}**" for e in result.near)
-            text = f"“{escape(result.query)}” is not on {escape(SOURCE_LABELS['obsidian-hand'])}'s banned list."
+            text = f"“{escape(result.query)}” is not named on {escape(SOURCE_LABELS['obsidian-hand'])}'s banned list."
+            kinds = [e for e in result.kinds if e not in result.near]
+            if kinds:
+                text += "\nThe list also bans by kind of card: " + "; ".join(
+                    f"**{escape(e.title)}**" for e in kinds
+                ) + ". Check whether the card is one of those."
+                links += [Link(_label(e.title), e.id) for e in kinds]
             if near:
                 text += f"\nClosest banned names: {near}."
-            return self.message("Not banned", text, kind=BANNED, arg=result.query, links=links)
+            return self.message("Not on the banned list", text, kind=BANNED, arg=result.query, links=links)
         record = result.record
         lines = [f"**{escape(record.title)}** is **banned** in {escape(record.document)}."]
+        if result.how == "version":
+            lines.insert(
+                0,
+                f"The banned list names one version of “{escape(result.query)}”; other versions (another "
+                "subtitle or experience level) are not named on it.",
+            )
+        elif result.how == "partial":
+            lines.append(f"(“{escape(result.query)}” is part of this card's name, and of no other banned card's.)")
         if record.group:
             lines.append(f"Category: {escape(record.group)}")
         if result.banned_on:
             lines.append(f"Banned on: {result.banned_on}")
         blocks = ["\n".join(lines)]
         blocks += [escape(p) for p in record.paragraphs if p.strip() and p.strip() != record.title]
-        title = f"Banned: {escape(record.title)}"
+        title = f"{'One version banned' if result.how == 'version' else 'Banned'}: {escape(record.title)}"
         footer = f"{SOURCE_LABELS.get(record.source, record.source)} · banned list"
         pages = self._finish(title, blocks, self._record_fields(record), footer)
         return Answer(
@@ -455,6 +621,32 @@ class Renderer:
             url=self.entry_url(record),
             colour=ERROR_COLOUR,
             hit_ids=[record.id],
+        )
+
+    def _banned_several(self, result: BannedResult) -> Answer:
+        """What was typed is part of several banned names: every one of them is banned; list them."""
+        rows = []
+        for record in result.matches:
+            facts = [escape(record.group)] if record.group else []
+            rows.append(f"- **{escape(record.title)}** — banned" + (f" ({', '.join(facts)})" if facts else ""))
+        document = result.matches[0].document
+        text = (
+            f"“{escape(result.query)}” is part of the name of {len(result.matches)} cards on the banned list of "
+            f"{escape(document)}, all banned:\n" + "\n".join(rows)
+        )
+        first, last = result.matches[0].location, result.matches[-1].location
+        where = f"{document} › {result.matches[0].section[0]}" if result.matches[0].section else document
+        cite = f"{where}, lines {first.first_line}-{last.last_line} · {first.file}"
+        title = shorten(f"Banned cards matching “{escape(result.query)}”", TITLE_LIMIT)
+        footer = f"{SOURCE_LABELS['obsidian-hand']} · banned list"
+        links = [Link(_label(e.title), e.id) for e in result.matches]
+        return Answer(
+            title=title,
+            pages=self._finish(title, [text], [Field("Citation", escape(cite))], footer, links),
+            kind=BANNED,
+            arg=result.query,
+            colour=ERROR_COLOUR,
+            hit_ids=[e.id for e in result.matches],
         )
 
     def banned_list(self, results: Sequence[BannedResult]) -> Answer:
@@ -495,6 +687,11 @@ class Renderer:
         """A short answer (not found, an error, a refusal) in the same structure as a full one."""
         pages = self._finish(title, [text], [], "", links)
         return Answer(shorten(title, TITLE_LIMIT), pages, kind=kind, arg=arg, colour=colour)
+
+
+def quote(text: str) -> str:
+    """Discord block quote of (already escaped) text, line by line."""
+    return "\n".join("> " + line if line else ">" for line in text.split("\n"))
 
 
 def ruling_credit(entry: Entry, *, escaped: bool = True) -> str:

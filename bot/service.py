@@ -95,7 +95,7 @@ class Judge:
 
     def __init__(self, engine: Engine, rulebook_url: str | None = None) -> None:
         self.engine = engine
-        self.renderer = Renderer(self.lookup, rulebook_url)
+        self.renderer = Renderer(self.lookup, rulebook_url, children=engine.children)
 
     def lookup(self, entry_id: str) -> Entry | None:
         return self.engine.get(entry_id)
@@ -129,7 +129,8 @@ class Judge:
         exact = self.engine.get(ref)
         if exact is not None:
             return self.renderer.entry(exact, kind=render.RULE, arg=ref)
-        return self.renderer.rule(ref, self.engine.section(ref))
+        hits = self.engine.section(ref)
+        return self.renderer.rule(ref, hits, [] if hits else self.engine.section_family(ref))
 
     def changes(self, since: str | None = None, until: str | None = None, source: str | None = None) -> Answer:
         since_iso = parse_date(since, "since")

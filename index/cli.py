@@ -72,7 +72,9 @@ def _parser() -> argparse.ArgumentParser:
 def _entry_dict(entry: Entry, score: float = 0.0, **extra: Any) -> dict[str, Any]:
     """A name lookup's row: same fields as a search hit; the snippet is the entry's opening paragraph."""
     snippet = md_escape(entry.paragraphs[0]) if entry.paragraphs else ""
-    d = Hit(entry, score, snippet, 0 if entry.paragraphs else None, list(entry.changes)).to_dict()
+    first = 0 if entry.paragraphs else None
+    dating = [c for c in entry.changes if c.paragraph is None or c.paragraph == first]  # only the snippet's dates
+    d = Hit(entry, score, snippet, first, dating).to_dict()
     d.update(extra)
     return d
 
@@ -107,7 +109,8 @@ def _wrap(text: str, indent: str = "   ") -> str:
 def _change_line(c: Change) -> str:
     date = c.date or "?"
     extra = f" ({c.anomaly})" if c.anomaly else ""
-    return f"{c.kind.upper()} {date}{extra}"
+    where = " (whole entry)" if c.paragraph is None else f" (paragraph {c.paragraph + 1})"
+    return f"{c.kind.upper()} {date}{where}{extra}"
 
 
 def _print_hits(hits: list[Hit]) -> None:
@@ -115,8 +118,8 @@ def _print_hits(hits: list[Hit]) -> None:
         print("No matching entries.")
         return
     for n, h in enumerate(hits, 1):
-        print(f"{n}. {h.entry.title}  [{h.entry.id}]  score {h.score:.2f}")
-        print(f"   {citation(h.entry)}")
+        print(f"{n}. {h.entry.label}  [{h.entry.id}]  score {h.score:.2f}")
+        print(f"   {citation(h.entry, h.paragraph)}")
         if h.snippet:
             print(_wrap(h.snippet))
         if h.changes:
@@ -124,7 +127,7 @@ def _print_hits(hits: list[Hit]) -> None:
 
 
 def _print_entry(entry: Entry) -> None:
-    print(f"{entry.title}  [{entry.id}]")
+    print(f"{entry.label}  [{entry.id}]")
     print(f"   {citation(entry)}")
     print(_wrap(entry.text))
     if entry.changes:
@@ -194,19 +197,24 @@ def _dispatch(engine: Engine, args: argparse.Namespace) -> int:
         return 0
     if cmd == "define":
         r = engine.define(" ".join(args.term), limit=limit)
-        rows = ([_entry_dict(r.entry, how=r.how, match="entry")] if r.entry else []) + [
-            _entry_dict(c, how=r.how, match="candidate") for c in r.candidates
+        # Every entry of the name asked for when several share it ("ninjitsu"), else the one found.
+        answers = list(r.same_name) or ([r.entry] if r.entry else [])
+        if r.entry is not None and r.entry not in answers:
+            answers.insert(0, r.entry)
+        rows = [_entry_dict(e, how=r.how, match="entry") for e in answers] + [
+            _entry_dict(c, how=r.how, match="candidate") for c in r.candidates if c not in answers
         ]
 
         def human() -> None:
-            if r.entry:
-                _print_entry(r.entry)
-            elif not r.candidates:
+            for e in answers:
+                _print_entry(e)
+            if not answers and not r.candidates:
                 print("No entry found.")
-            if r.candidates:
+            others = [c for c in r.candidates if c not in answers]
+            if others:
                 print(
-                    ("See also: " if r.entry else "Did you mean: ")
-                    + "; ".join(f"{c.title} [{c.id}]" for c in r.candidates)
+                    ("See also: " if answers else "Did you mean: ")
+                    + "; ".join(f"{c.label} [{c.id}]" for c in others)
                 )
 
         _emit(args, rows, human)
@@ -226,16 +234,23 @@ def _dispatch(engine: Engine, args: argparse.Namespace) -> int:
         return 0
     if cmd == "banned":
         b = engine.banned(" ".join(args.card))
-        rows = ([_entry_dict(b.record, banned=True, banned_on=b.banned_on)] if b.record else []) + [
+        matched = [b.record] if b.record else b.matches
+        rows = [_entry_dict(m, banned=True, banned_on=b.banned_on, how=b.how) for m in matched] + [
             _entry_dict(n, banned=False, near=True) for n in b.near
         ]
 
         def human_banned() -> None:
-            if b.record:
-                when = f" (since {b.banned_on})" if b.banned_on else ""
-                print(f"BANNED: {b.record.title}{when} — {citation(b.record)}")
-            else:
+            if b.how == "version" and b.record:
+                print(f"One version of {b.query} is on the banned list; other versions are not named on it.")
+            elif len(b.matches) > 1:
+                print(f"{len(b.matches)} banned cards have {b.query!r} in their name:")
+            for m in matched:
+                when = f" (since {b.banned_on})" if b.banned_on and m is b.record else ""
+                print(f"BANNED: {m.title}{when} — {citation(m)}")
+            if not matched:
                 print(f"Not on the banned list: {b.query}")
+                if b.kinds:
+                    print("The list also bans by kind of card: " + "; ".join(k.title for k in b.kinds))
             if b.near:
                 print("Closest banned names: " + "; ".join(n.title for n in b.near))
 

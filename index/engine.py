@@ -122,6 +122,14 @@ class Engine:
         """A ruleset section by number ("II.F", "Cardinal Rule 2") or name ("deck construction")."""
         return names.section(self._st, ref, limit)
 
+    def section_family(self, ref: str) -> list[tuple[str, Entry]]:
+        """The sections a reference that matched nothing could have meant (all cardinal rules, all parts)."""
+        return names.family(self._st, ref)
+
+    def children(self, entry_id: str) -> list[Entry]:
+        """The sub-headings (and theirs) under a section, in document order."""
+        return names.children(self._st, entry_id)
+
     def complete_section(self, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
         return names.complete(self._st.section_names, prefix, limit)
 

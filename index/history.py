@@ -6,7 +6,7 @@ from rapidfuzz import fuzz, process
 
 from glossary.model import Entry
 from index import store
-from index.analysis import fold
+from index.analysis import STOPS, fold
 from index.fulltext import check_date, check_source
 from index.names import FUZZY_COMPLETE_CUTOFF, MAX_KEY
 from index.results import BannedResult, ChangeRecord
@@ -52,16 +52,55 @@ def banned(st: State, card: str) -> BannedResult:
         )
         if pick:
             record_id = st.banned_ids[pick[2]]
+    how = "exact"
+    partial: list[str] = []
+    if record_id is None:
+        # "Gozoku" is part of exactly one banned name (Gozoku Sensei): that card. Part of several ("Koan"):
+        # every one of them is banned, so the answer lists them; it never says "not banned".
+        partial = _containing(st, key)
+        if len(partial) == 1:
+            record_id, partial = partial[0], []
+            # "Isawa Tadaka" against "Isawa Tadaka, Seven Thunder (Experienced 2CW)": the list bans that one
+            # version; the card typed may be another version, which is a different card.
+            how = "version" if key in _base_names(st.by_id[record_id].title) else "partial"
     near_ids: list[str] = []
     for _name, _score, idx in process.extract(key, st.banned_names, scorer=fuzz.WRatio, limit=10, score_cutoff=60):
         eid = st.banned_ids[idx]
-        if eid != record_id and eid not in near_ids:
+        if eid != record_id and eid not in near_ids and eid not in partial:
             near_ids.append(eid)
     near = [st.by_id[i] for i in near_ids[:5]]
+    matches = [st.by_id[i] for i in partial]
     if record_id is None:
-        return BannedResult(card, None, None, near)
+        kinds = [] if matches else _by_kind(st)
+        return BannedResult(card, None, None, near, "partial" if matches else "none", matches, kinds)
     record = st.by_id[record_id]
-    return BannedResult(card, record, _banned_on(record), near)
+    return BannedResult(card, record, _banned_on(record), near, how)
+
+
+def _base_names(title: str) -> set[str]:
+    """The title a banned line names one version of: before its subtitle comma or its "(Experienced …)"."""
+    names = set()
+    if "," in title:
+        names.add(fold(title.split(",")[0]))
+    if "(" in title and "exp" in fold(title.split("(", 1)[1]):
+        names.add(fold(title.split("(")[0]))
+    return names - {fold(title)}
+
+
+def _by_kind(st: State) -> list[Entry]:
+    """Banned-list lines naming a kind of card rather than a title: "Cards with the Rank (Kabuto) icon"."""
+    ids = dict.fromkeys(st.banned_ids)
+    return [st.by_id[i] for i in ids if {"card", "cards"} & set(fold(st.by_id[i].title).split())]
+
+
+def _containing(st: State, key: str) -> list[str]:
+    """Banned records whose name holds the typed words as whole consecutive words ("gozoku", "black lion")."""
+    words = [w for w in key.split() if w not in STOPS]
+    if not words:
+        return []
+    needle = f" {key} "
+    found = [eid for name, eid in zip(st.banned_names, st.banned_ids, strict=True) if needle in f" {name} "]
+    return sorted(dict.fromkeys(found), key=st.order.__getitem__)
 
 
 def _banned_on(record: Entry) -> str | None:

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
+from glossary.model import Entry
 from index import fulltext
 from index.analysis import STOPS, fold, stem
 from index.results import DefineResult, Hit
-from index.state import CODE, KIND_PRIORITY, SECTION_KINDS, Completer, State
+from index.state import CODE, KIND_PRIORITY, ROMAN, SECTION_KINDS, Completer, State
 
 MAX_KEY = 200  # characters of a name that are looked at
 FUZZY_COMPLETE_CUTOFF = 80  # rapidfuzz ratio for "one typo away" suggestions
@@ -51,6 +52,21 @@ def _confident(
 
 
 def define(st: State, term: str, limit: int = 5) -> DefineResult:
+    """Exact title/alias, then prefix, then plural/typo tolerant, then full text; see ``_lookup``.
+
+    When no single entry wins and the leading candidates share one title ("enlightned": both Enlightened
+    abilities), they are all the answer (``same_name``), each told apart by its label.
+    """
+    result = _lookup(st, term, limit)
+    if result.entry is None and not result.same_name and len(result.candidates) > 1:
+        title = fold(result.candidates[0].title)
+        alike = [c for c in result.candidates if fold(c.title) == title]
+        if len(alike) > 1:
+            result.same_name = alike
+    return result
+
+
+def _lookup(st: State, term: str, limit: int = 5) -> DefineResult:
     """Exact title/alias, then prefix, then plural/typo tolerant, then full text."""
     key = fold(term or "")[:MAX_KEY]
     if not key:
@@ -58,7 +74,11 @@ def define(st: State, term: str, limit: int = 5) -> DefineResult:
     how_rank = st.exact.get(key) or st.exact.get(key.replace(" ", ""))
     if how_rank:
         ranked = _rank(st, how_rank, how_rank)
-        return _confident(st, ranked, "exact" if how_rank[ranked[0]] == 0 else "alias", limit, how_rank)
+        result = _confident(st, ranked, "exact" if how_rank[ranked[0]] == 0 else "alias", limit, how_rank)
+        titled = [i for i in ranked if how_rank[i] == 0]
+        if len(titled) > 1:  # "Ninjitsu": three abilities by that very name; a judge needs to see them all
+            result.same_name = [st.by_id[i] for i in titled]
+        return result
     if len(key) >= 2:
         i = bisect.bisect_left(st.name_keys, key)
         found: list[str] = []
@@ -103,6 +123,11 @@ def _fuzzy_names(st: State, key: str, limit: int) -> DefineResult | None:
         ),
         key=lambda x: (-x[0], -x[1]),
     )
+    # Every word typed must be near some word of the name: "cannot rise" is one letter-run away from
+    # "cannot fall" but names the opposite rule.
+    scored = [row for row in scored if _words_agree(key, names[row[2]])]
+    if not scored:
+        return None
     best = scored[0]
     if best[0] < 70:
         return None
@@ -117,6 +142,20 @@ def _fuzzy_names(st: State, key: str, limit: int) -> DefineResult | None:
     if best[0] >= 80 and best[0] - runner_up >= 4 and clear:
         return DefineResult(st.by_id[top[0]], [st.by_id[i] for i in ids if i != top[0]][:limit], "fuzzy")
     return DefineResult(None, [st.by_id[i] for i in ids][:limit], "fuzzy")
+
+
+WORD_CUTOFF = 75  # rapidfuzz ratio for one typed word against one word of a name
+
+
+def _words_agree(key: str, name: str) -> bool:
+    """Each content word of ``key`` is close to (or a prefix of) some word of ``name``."""
+    name_words = name.split()
+    for word in key.split():
+        if word in STOPS:
+            continue
+        if not any(w.startswith(word) or fuzz.ratio(word, w) >= WORD_CUTOFF for w in name_words):
+            return False
+    return True
 
 
 def complete(c: Completer, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
@@ -168,6 +207,8 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
         for s in covering:
             ranked += s.ids
     ranked = list(dict.fromkeys(ranked))
+    if not ranked and re.search(r"\d", key):
+        return []  # "Cardinal Rule 5" that does not exist: say so (``family``), never show another number's text
     if not ranked:
         code = re.sub(r"\s+", "", ref.strip().upper().removeprefix("SECTION").strip())
         if CODE.match(code):
@@ -199,3 +240,44 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
         extra.sort(key=lambda h: 0 if h.entry.kind in SECTION_KINDS else 1)
         hits += extra[: limit - len(hits)]
     return hits
+
+
+_CARDINAL_REF = re.compile(r"^(?:cardinal\s+rules?|rules?)\b")
+
+
+def family(st: State, ref: str) -> list[tuple[str, Entry]]:
+    """What a section reference that matched nothing could have meant, for "no such section" answers: every
+    cardinal rule for "Cardinal Rule 5", every numbered part for "II.Z" or "IV"; nothing for other names.
+    Each comes with the name autocomplete shows for it ("II.A Clan Alignment")."""
+    key = fold(ref or "")[:MAX_KEY]
+    code = re.sub(r"\s+", "", (ref or "").strip().upper().removeprefix("SECTION").strip())
+    if _CARDINAL_REF.match(key):
+        found = [e for e in st.corpus.entries if e.kind == "cardinal-rule"]
+    elif CODE.match(code):
+        found = [
+            e
+            for e in st.corpus.entries
+            if e.kind == "section"
+            and len(e.section) <= 2  # numbered parts ("I.", "II.A"), not lettered sub-headings below them
+            and (any("." in a and CODE.match(a.upper()) for a in e.aliases) or ROMAN.match(e.title))
+        ]
+    else:
+        found = []
+    return [(st.section_names.display.get(e.id, e.title), e) for e in found]
+
+
+def children(st: State, entry_id: str) -> list[Entry]:
+    """Entries under an entry's heading (sub-headings and their own sub-headings), in document order.
+
+    A heading with no text of its own ("I. CARDINAL RULES") is answered by these, never by an empty quote.
+    """
+    head = st.by_id.get(entry_id)
+    if head is None or head.kind not in SECTION_KINDS:
+        return []
+    path = head.section if head.section and head.section[-1] == head.title else [*head.section, head.title]
+    depth = len(path)
+    return [
+        e
+        for e in st.corpus.entries
+        if e.id != head.id and e.source == head.source and e.section[:depth] == path and len(e.section) >= depth
+    ]

@@ -12,15 +12,28 @@ from typing import Any
 from glossary.model import SOURCE_LABELS, Change, Entry
 
 
-def citation(entry: Entry) -> str:
-    """Human citation: document › section path › title, file and lines (the judge's 'where is that written')."""
+def line_span(first: int, last: int) -> str:
+    """``line 25`` or ``lines 22-31``."""
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def citation(entry: Entry, paragraph: int | None = None) -> str:
+    """Where a judge finds the quoted text: document › section path › entry, then the lines, then the file.
+
+    With ``paragraph`` (0-based) the citation is that paragraph's own (``paragraph 3, line 25``), so a judge
+    quoting one paragraph can point at exactly it; without, the whole entry's lines.
+    """
     # A glossary page's section ("Glossary T") already ends its document title; don't say it twice.
     parts = [entry.document, *(s for s in entry.section if not entry.document.endswith(s))]
     if not entry.section or entry.section[-1] != entry.title:
         parts.append(entry.title)
-    loc = entry.location
-    lines = f"lines {loc.first_line}-{loc.last_line}" if loc.last_line != loc.first_line else f"line {loc.first_line}"
-    return " › ".join(p for p in parts if p) + f" ({loc.file}, {lines})"
+    where = " › ".join(p for p in parts if p)
+    if paragraph is not None and 0 <= paragraph < len(entry.paragraphs):
+        numbered = f"paragraph {paragraph + 1}, " if len(entry.paragraphs) > 1 else ""
+        where += f", {numbered}{line_span(*entry.paragraph_lines(paragraph))}"
+    else:
+        where += ", " + line_span(entry.location.first_line, entry.location.last_line)
+    return f"{where} · {entry.location.file}"
 
 
 @dataclass
@@ -47,7 +60,7 @@ class Hit:
             "paragraph": self.paragraph,
             # Only the stamps dating the snippet (or the whole entry): others would misdate what is shown.
             "changes": [c.__dict__.copy() for c in self.changes],
-            "citation": citation(e),
+            "citation": citation(e, self.paragraph),
             "url": e.url,
             "score": round(self.score, 4),
         }
@@ -60,6 +73,9 @@ class DefineResult:
     entry: Entry | None
     candidates: list[Entry] = field(default_factory=list)
     how: str = "none"  # "exact", "alias", "prefix", "fuzzy", "fulltext", "none"
+    # Every entry whose title is exactly what was asked ("Ninjitsu": the Open, Reaction and Battle abilities),
+    # when there are several: the answer is all of them, each told apart by its label.
+    same_name: list[Entry] = field(default_factory=list)
 
 
 @dataclass
@@ -70,10 +86,20 @@ class BannedResult:
     record: Entry | None
     banned_on: str | None = None  # ISO date from the update log, when known
     near: list[Entry] = field(default_factory=list)
+    # "partial" when what was typed is a unique part of the record's name ("Gozoku" -> Gozoku Sensei);
+    # "version" when it is the title of which the record bans one version ("Isawa Tadaka" -> "Isawa Tadaka,
+    # Seven Thunder (Experienced 2CW)"): that version is banned, the card typed may be another version.
+    how: str = "exact"
+    # Several banned cards whose names contain what was typed ("Koan" -> both of Koan's cards): all banned.
+    matches: list[Entry] = field(default_factory=list)
+    # Lines of the list that ban a kind of card, not one title ("Unreleased Cards/Promos"): a card the list
+    # does not name may still be one of those, so a "not on the list" answer names them.
+    kinds: list[Entry] = field(default_factory=list)
 
     @property
     def is_banned(self) -> bool:
-        return self.record is not None
+        """True when what was typed names a banned card (or several): never "not banned" while one matches."""
+        return (self.record is not None and self.how != "version") or bool(self.matches)
 
 
 @dataclass
@@ -89,6 +115,6 @@ class ChangeRecord:
             "title": self.entry.title,
             "source": self.entry.source,
             "section": list(self.entry.section),
-            "citation": citation(self.entry),
+            "citation": citation(self.entry, self.change.paragraph),
             **{k: v for k, v in self.change.__dict__.items()},
         }

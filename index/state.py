@@ -171,7 +171,6 @@ def _text(term: str | bytes) -> str:
 
 def _build_names(st: State) -> None:
     entries = st.corpus.entries
-    title_counts = Counter(fold(e.title) for e in entries)
     body_df: Counter[str] = Counter()
     for e in entries:
         body_df.update({stem(w) for w in fold(e.text).split()})
@@ -191,7 +190,7 @@ def _build_names(st: State) -> None:
         # importance: how often the entry's name words occur across the corpus (a general popularity prior)
         stems = [stem(w) for w in fold(e.title).split() if w not in STOPS]
         st.importance[e.id] = sum(body_df.get(s, 0) for s in stems) / max(1, len(stems))
-        display[e.id] = _display(e, title_counts[fold(e.title)] > 1)
+        display[e.id] = _display(e)
     for k, ids in st.stemmed.items():
         st.stemmed[k] = list(dict.fromkeys(ids))
     st.name_keys = sorted(keys)
@@ -199,18 +198,11 @@ def _build_names(st: State) -> None:
     st.names = Completer(complete, display)
 
 
-def _display(e: Entry, duplicated: bool) -> str:
-    """Name shown in autocomplete: the title, plus where it lives when the title alone is ambiguous."""
+def _display(e: Entry) -> str:
+    """Name shown in autocomplete: the entry's label (its title, told apart from same-titled entries)."""
     if e.kind == "banned":
         return clip(f"{e.title} (banned {e.group})" if e.group else f"{e.title} (banned)")
-    if not duplicated:
-        return clip(e.title)
-    if e.source == "glossary":
-        context = "Glossary"
-    else:
-        context = e.group or next((p for p in reversed(e.section) if p != e.title), None) or ""
-        context = strip_numbering(context).strip().title() if context.isupper() else strip_numbering(context)
-    return clip(f"{e.title} ({context})" if context else e.title)
+    return clip(e.label)
 
 
 def _build_sections(st: State) -> None:

@@ -49,8 +49,9 @@ def test_ask_once_define_target(tmp_path: Path) -> None:
     out = proc.stdout
     assert out.startswith("Target\n======\n")
     assert TARGET_PARAGRAPH in out
-    assert "History: Added 2007-09-20 · Added 2007-09-25" in out
-    assert "(000_99c7513ab738c7d1.txt, lines 11-15)" in out
+    history = "Added 2007-09-20 (paragraph 2) · Added 2007-09-20 (paragraph 3) · Added 2007-09-25 (paragraph 4)"
+    assert f"History: {history}" in out
+    assert "Citation: L5R Comprehensive Rules — Glossary T › Target, lines 11-15 · 000_99c7513ab738c7d1.txt" in out
     assert "http://rules.l5r.com/Glossary_T#Target" in out
 
 

@@ -56,7 +56,7 @@ def test_define_terrain_labels_house_rulings_with_judge_and_date(judge: Judge, e
     assert "House ruling — Mid-battle Terrain and the Obsidian Hand format (Example Event Judge, 2026-11-15):" in text
     assert "House rulings rule" not in text
     # The format's own updates keep the format's label, and come before the house rulings.
-    format_heading = "The Obsidian Hand Ruleset rule — Update 10/25/2015 (applies in that format):"
+    format_heading = "The Obsidian Hand Ruleset — latest update on this: Update 10/25/2015 (applies in that format):"
     assert format_heading in text
     assert text.index(format_heading) < text.index(heading) < text.index("L5R Comprehensive Rules text:")
     assert text.count("(applies in that format)") == 2
@@ -90,7 +90,8 @@ def test_ask_labels_a_house_hit_and_a_glossary_hit_it_applies_to(judge: Judge) -
     answer = judge.ask("terrain destroyed before battle resolution")
     text = all_text(answer)
     assert "Terrain destroyed before battle resolution — House ruling (Example Head Judge, 2026-11-01)" in text
-    assert "A house ruling applies — open it to see the ruling" in text
+    ruling = "Mid-battle Terrain and the Obsidian Hand format (Example Event Judge, 2026-11-15)"
+    assert f"House ruling {ruling} applies:" in text
 
 
 def test_ask_on_an_entry_only_house_rulings_amend_does_not_claim_a_format_rule(judge: Judge, engine: Engine) -> None:
@@ -101,8 +102,8 @@ def test_ask_on_an_entry_only_house_rulings_amend_does_not_claim_a_format_rule(j
     answer = judge.renderer.ask("target", [Hit(entry=target, score=1.0, paragraph=0)])
     text = all_text(answer)
     assert "1. Target — L5R Comprehensive Rules" in text
-    assert "Overridden in" not in text
-    assert "A house ruling applies — open it to see the ruling" in text
+    assert "In The Obsidian Hand Ruleset" not in text and "amends this" not in text
+    assert "House ruling Ranged attacks against a Personality who gains Followers" in text
 
 
 def test_changes_lists_house_rulings_newest_first(judge: Judge) -> None:

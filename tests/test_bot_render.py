@@ -89,8 +89,10 @@ def test_define_target_shows_text_dates_and_citation(judge: Judge) -> None:
     page = answer.pages[0]
     assert "The word “target” must appear as a verb or an adjective" in page.description
     fields = {f.name: f.value for f in page.fields}
-    assert fields["History"].startswith("Added 2007-09-20 · Added 2007-09-25")
-    assert "000\\_99c7513ab738c7d1.txt, lines 11-15" in fields["Citation"]
+    assert fields["History"] == (
+        "Added 2007-09-20 (paragraph 2) · Added 2007-09-20 (paragraph 3) · Added 2007-09-25 (paragraph 4)"
+    )
+    assert "Target, lines 11-15 · 000\\_99c7513ab738c7d1.txt" in fields["Citation"]
     assert "[rulebook](https://rules.example.org/book/glossary.html#glossary:target)" in fields["Citation"]
     assert answer.url == "https://rules.example.org/book/glossary.html#glossary:target"
 
@@ -101,8 +103,8 @@ def test_obsidian_hand_override_is_shown_first(judge: Judge, engine: Engine) -> 
     for entry in overridden:
         answer = judge.open(entry.id)
         first = answer.pages[0].description
-        assert first.startswith("**The Obsidian Hand Ruleset rule — ")
-        rule = engine.get(entry.overridden_by[0])
+        assert first.startswith(("**The Obsidian Hand Ruleset rule — ", "**The Obsidian Hand Ruleset — latest update"))
+        rule = judge.renderer.overriders(entry)[0]
         assert first.index(render.escape(rule.paragraphs[0])[:40]) < first.index("L5R Comprehensive Rules text:")
         assert {link.entry_id for link in answer.pages[0].links} >= set(entry.overridden_by)
 
@@ -131,6 +133,18 @@ def test_history_line_format() -> None:
         "Added 2007-09-20 · Changed 2008-05-21: a Terrain's entering play is a rulebook effect"
         " · Changed 3008-05-30 (as printed; probably 2008-05-30)"
     )
+    # Given the entry, each change says which paragraph it dates (1-based), or that it dates the whole entry.
+    entry = Entry(
+        id="glossary:x", source="glossary", document="D", kind="term", title="X", section=["D"],
+        paragraphs=["a", "b", "c"], location=Location("f.txt", 1, 4),
+    )
+    assert history_line(changes, entry) == (
+        "Added 2007-09-20 (whole entry) · Added 2007-09-20 (paragraph 3) · Changed 2008-05-21 (whole entry): a "
+        "Terrain's entering play is a rulebook effect · Changed 3008-05-30 (as printed; probably 2008-05-30) "
+        "(whole entry)"
+    )
+    # Under one quoted paragraph, its own changes need no label; none of another paragraph's may be passed.
+    assert history_line([changes[2]], entry, paragraph=2) == "Added 2007-09-20"
 
 
 def make_entry(paragraphs: list[str], **kw: object) -> Entry:

@@ -78,7 +78,7 @@ async def test_define_terrain_shows_house_rulings_labelled_with_judge_and_date(r
     text = text_of(rec.message)
     assert "**House ruling — Terrain destroyed before battle resolution** (Example Head Judge, 2026-11-01):" in text
     assert "House rulings rule" not in text
-    assert "**The Obsidian Hand Ruleset rule — Update 10/25/2015** (applies in that format):" in text
+    assert "**The Obsidian Hand Ruleset — latest update on this: Update 10/25/2015** (applies in that format):" in text
     labels = {c["custom_id"]: c.get("label") for c in fake.components_of(rec.message) if c.get("custom_id")}
     assert labels["l5r:open:house:terrain-destroyed-before-battle-resolution"] == (
         "House ruling: Terrain destroyed before battle resolution"

@@ -83,7 +83,8 @@ def test_hit_snippet_paragraph_and_changes(engine: Engine) -> None:
     d = hit.to_dict()
     for key in ("id", "title", "source", "section", "text", "snippet", "changes", "citation", "score"):
         assert key in d
-    assert d["citation"].endswith("(001_043f9cd10b383175.txt, lines 38-44)")
+    where = "L5R Comprehensive Rules — Glossary R › Resolve, paragraph 5, line 43"
+    assert d["citation"] == f"{where} · 001_043f9cd10b383175.txt"
 
 
 def test_hit_changes_are_those_of_the_paragraph(engine: Engine) -> None:
@@ -368,9 +369,26 @@ def test_not_banned(engine: Engine) -> None:
     r = engine.banned("Hida Kisada")
     assert not r.is_banned and r.record is None and r.banned_on is None
     assert all(e.kind == "banned" for e in r.near)
-    r = engine.banned("Isawa Tadaka")  # only the Experienced 2CW version is banned
-    assert not r.is_banned
-    assert [e.id for e in r.near][:1] == ["obsidian-hand:banned-isawa-tadaka-seven-thunder-experienced-2cw"]
+    r = engine.banned("Isawa Tadaka")  # only the Experienced 2CW version is banned: named, but not as this card
+    assert not r.is_banned and r.how == "version"
+    assert r.record is not None and r.record.id == "obsidian-hand:banned-isawa-tadaka-seven-thunder-experienced-2cw"
+
+
+def test_a_unique_part_of_a_banned_name_is_that_card(engine: Engine) -> None:
+    r = engine.banned("Gozoku")
+    assert r.is_banned and r.how == "partial" and r.record is not None
+    assert r.record.id == "obsidian-hand:banned-gozoku-sensei"
+
+
+def test_a_part_of_several_banned_names_lists_them_all_as_banned(engine: Engine) -> None:
+    r = engine.banned("Sensei")
+    assert r.is_banned and r.record is None
+    assert [e.id for e in r.matches] == ["obsidian-hand:banned-gozoku-sensei", "obsidian-hand:banned-yodin-sensei"]
+
+
+def test_not_on_the_list_names_the_bans_by_kind_of_card(engine: Engine) -> None:
+    r = engine.banned("Hida Kisada")
+    assert [e.title for e in r.kinds] == ["Cards with the Rank (Kabuto) icon", "Unreleased Cards/Promos"]
 
 
 def test_banned_list_in_document_order_with_dates(engine: Engine) -> None:

@@ -56,7 +56,12 @@ def test_define_text_and_json(capsys: pytest.CaptureFixture[str], ixdir: Path) -
     assert code == 0 and out.startswith("Target  [glossary:target]")
     code, out, _ = run(capsys, ixdir, "define", "ninjitsu", "--json")
     rows = json.loads(out)
-    assert code == 0 and [r["match"] for r in rows] == ["candidate"] * 3
+    # Three abilities are named Ninjitsu: all three are the answer, told apart by their labels.
+    assert code == 0 and [(r["match"], r["id"]) for r in rows] == [
+        ("entry", "obsidian-hand:ability-ninjitsu-open"),
+        ("entry", "obsidian-hand:ability-ninjitsu-reaction"),
+        ("entry", "obsidian-hand:ability-ninjitsu-battle"),
+    ]
     code, out, _ = run(capsys, ixdir, "define", "zzzzqq")
     assert code == 0 and out.strip() == "No entry found."
 

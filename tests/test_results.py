@@ -14,6 +14,8 @@ def test_hit_changes_are_only_those_of_the_snippet_paragraph() -> None:
     assert [c["date"] for c in shown["changes"]] == ["2008-05-21"]
     undated = Hit(terrain, 1.0, terrain.paragraphs[1], 1, []).to_dict()
     assert undated["changes"] == []
-    assert undated["citation"] == citation(terrain) == (
-        "L5R Comprehensive Rules — Glossary T › Terrain (000_99c7513ab738c7d1.txt, lines 22-31)"
+    # The citation leads with document and entry, gives the quoted paragraph's own line, then the file.
+    assert undated["citation"] == citation(terrain, 1) == (
+        "L5R Comprehensive Rules — Glossary T › Terrain, paragraph 2, line 24 · 000_99c7513ab738c7d1.txt"
     )
+    assert citation(terrain) == "L5R Comprehensive Rules — Glossary T › Terrain, lines 22-31 · 000_99c7513ab738c7d1.txt"
