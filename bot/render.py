@@ -515,7 +515,13 @@ class Renderer:
         if entry.source == "house":
             source = "House ruling" + ruling_credit(entry, escaped=False)
         head = f"**{number}. {escape(entry.label)}** — {escape(source)}"
-        snippet = hit.snippet or (entry.paragraphs[hit.paragraph] if hit.paragraph is not None else entry.text)
+        if not entry.paragraphs:  # a bare heading: say what is under it rather than quote nothing
+            under = ", ".join(escape(c.label) for c in self.children(entry.id)) or "nothing"
+            return "\n".join([head, f"(A heading with no text of its own; under it: {under}.)",
+                              self.citation_text(entry, 400)])
+        paragraph = hit.paragraph if hit.paragraph is not None and hit.paragraph < len(entry.paragraphs) else 0
+        hit = Hit(hit.entry, hit.score, hit.snippet, paragraph, hit.changes)
+        snippet = hit.snippet or entry.paragraphs[paragraph]
         # The engine's snippet is Markdown (bold query words); only mentions still need defusing.
         body = escape_mentions(snippet) if hit.snippet else escape(snippet)
         lines = [head, quote(shorten(body, 1000))]

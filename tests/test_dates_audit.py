@@ -1,0 +1,140 @@
+"""Audit of every change date against the source files, for every paragraph of the shipped corpus.
+
+A judge quotes one paragraph and the date printed under it. This checks, for every entry and every one of
+its paragraphs (not a sample), that
+
+1. each dated change is written on the source line it claims (``raw`` on ``line``), and its ISO date is the
+   date written there (day, month and year read back from the raw stamp independently of the parser);
+2. the paragraph a glossary stamp dates is the one it closes, derived here from the raw file lines: the stamp
+   ends that paragraph's line, or stands on stamp-only lines straight after it; only stamp-only lines before
+   any text of the entry date the whole entry. Update-log changes date the paragraph holding the new wording,
+   or the entry as a whole;
+3. the answer the bot prints for that paragraph (``Renderer._hit_block``) shows exactly those dates, the
+   whole-entry ones labelled so, even when the engine hands it every change of the entry, and cites that
+   paragraph's own line.
+
+Run as a script (``python tests/test_dates_audit.py``) it prints what it checked.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from bot.render import Renderer, history_line, paragraph_changes  # noqa: E402
+from glossary.house import EXAMPLES_DIR  # noqa: E402
+from glossary.loader import SHIPPED_SOURCES, load_corpus  # noqa: E402
+from glossary.model import Change, Corpus, Entry  # noqa: E402
+from index.results import Hit  # noqa: E402
+
+# Any bracket holding a change verb: what the wiki's editors wrote (the parser's own regexes are not reused).
+_VERB = r"\b(?:ADDED|CHANGED|CLARIFI\w*|UPDATED|REMOVED|Added|Changed|Clarified)\b"
+_STAMP = re.compile(rf"\[[^\[\]\n]*?{_VERB}[^\[\]\n]*?[\]}}]")
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _source_lines(corpus: Corpus, entry: Entry) -> list[str]:
+    folder = EXAMPLES_DIR if entry.source == "house" else SHIPPED_SOURCES
+    return (folder / entry.location.file).read_text(encoding="utf-8").split("\n")
+
+
+def _stamp_only(text: str) -> bool:
+    return bool(_STAMP.search(text)) and not _STAMP.sub("", text).strip(" .,;")
+
+
+def _written_date_matches(change: Change) -> bool:
+    """The ISO date's day, month and year are the ones written in the raw stamp (any of the wiki's forms)."""
+    assert change.date is not None
+    year, month, day = (int(x) for x in change.date.split("-"))
+    raw = change.raw
+    if re.search(rf"\b0?{month}/0?{day}/{year}\b", raw):  # the update log's [MM/DD/YYYY]
+        return True
+    if change.kind and re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw.split(":", 1)[-1].strip()):  # house "Date: ..."
+        return raw.split(":", 1)[-1].strip() == change.date
+    names = {calendar.month_name[month].lower()[:3]}
+    has_month = any(m in raw.lower() for m in names)
+    has_day = re.search(rf"(?<!\d)0?{day}(?:st|nd|rd|th)?(?!\d)", raw) is not None
+    has_year = re.search(rf"(?<!\d)(?:{year}|{year % 100:02d})(?!\d)", raw) is not None
+    return has_month and has_day and has_year
+
+
+def _expected_glossary_targets(entry: Entry, lines: list[str]) -> dict[int, int | None]:
+    """Stamp line -> the paragraph (0-based) it dates, or None for the whole entry, from the raw lines."""
+    texts = [lines[first - 1] for first, _last in entry.lines]
+    targets: dict[int, int | None] = {}
+    last_text: int | None = None
+    for n, ((first, _last), text) in enumerate(zip(entry.lines, texts, strict=True)):
+        if not _STAMP.search(text):
+            last_text = n
+            continue
+        if _stamp_only(text):
+            targets[first] = last_text  # closes the paragraph before it; None if no text came yet
+        else:
+            last_text = n
+            targets[first] = n
+    return targets
+
+
+def audit(corpus: Corpus) -> Counter[str]:
+    """Check every change and every paragraph; returns counts of what was checked (asserts on any failure)."""
+    by_id = corpus.by_id()
+    renderer = Renderer(by_id.get)
+    seen: Counter[str] = Counter()
+    for entry in corpus.entries:
+        lines = _source_lines(corpus, entry)
+        assert len(entry.lines) == len(entry.paragraphs), entry.id
+        for text, (first, last) in zip(entry.paragraphs, entry.lines, strict=True):
+            assert "\n".join(lines[first - 1 : last]).strip() == text.strip(), (entry.id, first)
+            seen["paragraphs"] += 1
+        expected = _expected_glossary_targets(entry, lines) if entry.source == "glossary" else {}
+        for change in entry.changes:
+            assert change.line is not None and change.raw in lines[change.line - 1], (entry.id, change)
+            assert _written_date_matches(change), (entry.id, change.raw, change.date)
+            if entry.source == "glossary":
+                assert change.paragraph == expected[change.line], (entry.id, change.raw, change.paragraph)
+            elif change.update_id is not None and change.paragraph is not None:
+                update = by_id[change.update_id]
+                assert update.new_wording and update.new_wording.strip() in entry.paragraphs[change.paragraph]
+            seen["changes"] += 1
+            seen["whole-entry changes" if change.paragraph is None else "paragraph changes"] += 1
+        for p in range(len(entry.paragraphs)):
+            # The engine may hand the renderer every change; it must print only this paragraph's.
+            block = renderer._hit_block(1, Hit(entry, 1.0, "", p, list(entry.changes)))
+            own = paragraph_changes(entry, p)  # its own stamps and the whole entry's (checked above)
+            rows = block.split("\n")[1:-1]  # between the heading and the citation
+            amends = ("In ", "Earlier, ", "House ruling ", "The ruleset states")
+            dated = [r for r in rows if _ISO.search(r) and not r.startswith(">") and not r.startswith(amends)]
+            printed = {d for r in dated for d in _ISO.findall(r)}
+            written = {c.date for c in own if c.date} | {c.probable_date for c in own if c.probable_date}
+            assert printed == written, (entry.id, p, dated)
+            if own:
+                assert len(dated) == 1 and dated[0] == history_line(own, entry, p), (entry.id, p, dated)
+                if any(c.paragraph is None for c in own) and len(entry.paragraphs) > 1 and entry.source != "house":
+                    assert "(whole entry)" in dated[0], (entry.id, p, dated)
+                seen["paragraphs with dates"] += 1
+            else:
+                seen["paragraphs without dates"] += 1
+            first, last = entry.paragraph_lines(p)
+            cited = f"line {first}" if first == last else f"lines {first}-{last}"
+            assert cited in block.split("\n")[-1], (entry.id, p, block.split("\n")[-1])
+    return seen
+
+
+@pytest.mark.parametrize("sources", [[SHIPPED_SOURCES], [SHIPPED_SOURCES, EXAMPLES_DIR]], ids=["shipped", "house"])
+def test_every_date_and_every_paragraph_against_the_source(sources: list[Path]) -> None:
+    seen = audit(load_corpus(sources))
+    assert seen["paragraphs"] > 300 and seen["changes"] > 30 and seen["paragraphs with dates"] > 20
+
+
+if __name__ == "__main__":
+    counts = audit(load_corpus([SHIPPED_SOURCES]))
+    print("checked against the source files:", ", ".join(f"{n} {what}" for what, n in counts.items()))
