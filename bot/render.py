@@ -198,7 +198,9 @@ def scope_text(change: Change, entry: Entry | None, paragraph: int | None = None
     dating the whole entry says so. In an entry shown in full, each change names its paragraph (1-based,
     as a judge counts them). An entry of one paragraph needs no label at all.
     """
-    if entry is None or len(entry.paragraphs) <= 1 or entry.source == "house":  # a ruling's date is all of it
+    if entry is None or len(entry.paragraphs) <= 1:
+        return ""
+    if entry.source == "house" or entry.kind == "update":  # a ruling's or an update record's date is all of it
         return ""
     if change.paragraph is None:
         return " (whole entry)"
@@ -563,7 +565,7 @@ class Renderer:
         if not ordered:
             return self.message(title, "No dated changes in that range.", kind=CHANGES, arg=arg)
         footer = f"{len(ordered)} change{'s' if len(ordered) != 1 else ''}, newest first"
-        items = [(self._change_line(r), [Link(_label(r.entry.title), r.entry.id)]) for r in ordered]
+        items = [(self._change_line(r), [Link(_label(r.entry.label), r.entry.id)]) for r in ordered]
         pages = number_pages(pack(items, CHANGES_PER_PAGE, description_budget(title, footer), "\n"), footer)
         return Answer(title, pages, kind=CHANGES, arg=arg, hit_ids=[r.entry.id for r in ordered[:CHANGES_PER_PAGE]])
 
