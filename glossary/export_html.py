@@ -73,7 +73,7 @@ body { margin: 0 auto; max-width: 46rem; padding: 0 1rem 3rem; font: 1.05rem/1.5
 a { color: var(--accent); }
 header { border-bottom: 2px solid var(--accent); padding: .75rem 0 .5rem; margin-bottom: 1rem; }
 header .site { font-weight: 700; text-decoration: none; }
-nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: 0; margin: .4rem 0 0; }
+header nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: 0; margin: .4rem 0 0; }
 h1 { font-size: 1.6rem; line-height: 1.25; }
 h2 { font-size: 1.3rem; margin-top: 2rem; border-bottom: 1px solid var(--rule); }
 .entry { border-top: 1px solid var(--rule); padding: .5rem 0 .75rem; scroll-margin-top: .5rem; }
@@ -84,7 +84,8 @@ h2 { font-size: 1.3rem; margin-top: 2rem; border-bottom: 1px solid var(--rule); 
 .meta, .changes, .links, .count, .cite, .note { color: var(--muted); font-size: .9rem; }
 .changes { padding-left: 1.2rem; }
 .text p { margin: .4rem 0; white-space: pre-wrap; }
-.text ul.bullets, .text ul.bullets ul { list-style: none; margin: .2rem 0; padding-left: 1.4rem; }
+.text ul.bullets, .text ul.bullets ul { list-style: none; margin: .2rem 0; padding-left: 1.4rem;
+  white-space: normal; }
 .text ul.bullets { padding-left: .4rem; }
 .text ul.bullets li { white-space: pre-wrap; padding-left: 1em; text-indent: -1em; margin: .15rem 0; }
 .text pre { white-space: pre-wrap; }
