@@ -234,7 +234,8 @@ def _cite(entry: Entry, index: int) -> str:
     """The paragraph's number and its own source line(s), linking to its anchor (not copied with the text)."""
     where = _source_lines(entry, index)
     href = _attr(f"#{_fragment(paragraph_id(entry, index))}")
-    return f'<a class="cite" href="{href}">¶{index + 1}{f" · {where}" if where else ""}</a>'
+    # <wbr>: the citation may wrap to its own line instead of dragging the paragraph's last word along
+    return f'<wbr><a class="cite" href="{href}">¶{index + 1}{f" · {where}" if where else ""}</a>'
 
 
 def _render_text(entry: Entry) -> str:
