@@ -317,13 +317,8 @@ def _contents(site: _Site, entry: Entry) -> _Node | None:
         return None
     root = _Node(entry.title, entry)
     depth = len(path)
-    for other in site.entries:
-        if (
-            other is entry
-            or other.source != entry.source
-            or other.location.file != entry.location.file
-            or other.section[:depth] != path
-        ):
+    for other in site.by_file[(entry.source, entry.location.file)]:
+        if other is entry or other.section[:depth] != path:
             continue
         rest = other.section[depth:]
         owns = _own_path(other) is not None
@@ -359,6 +354,11 @@ class _Site:
     by_id: dict[str, Entry]
     title: str
     sources: list[str]
+    by_file: dict[tuple[str, str], list[Entry]] = field(default_factory=dict)  # (source, file) -> its entries
+
+    def __post_init__(self) -> None:
+        for entry in self.entries:
+            self.by_file.setdefault((entry.source, entry.location.file), []).append(entry)
 
     def link(self, entry_id: str, label: str | None = None) -> str:
         """A link to an exported entry, or plain text when the id is not in the site (never a broken link).
