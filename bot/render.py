@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from discord.utils import escape_markdown, escape_mentions
 
-from glossary.export_html import entry_href
+from glossary.export_html import paragraph_href
 from glossary.model import SOURCE_LABELS, Change, Entry
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit, citation
 
@@ -258,9 +258,9 @@ class Renderer:
 
     # -- shared pieces ---------------------------------------------------------------------------
 
-    def rulebook_link(self, entry: Entry) -> str | None:
-        """The entry's page in the exported HTML rulebook, when RULEBOOK_URL is set."""
-        return f"{self.rulebook_url}/{entry_href(entry)}" if self.rulebook_url else None
+    def rulebook_link(self, entry: Entry, paragraph: int | None = None) -> str | None:
+        """The entry (or one of its paragraphs) in the exported HTML rulebook, when RULEBOOK_URL is set."""
+        return f"{self.rulebook_url}/{paragraph_href(entry, paragraph)}" if self.rulebook_url else None
 
     def entry_url(self, entry: Entry) -> str | None:
         """The title link: the exported rulebook if there is one, else the source page."""
@@ -275,10 +275,8 @@ class Renderer:
         links = []
         if entry.url:
             links.append(f"[source page]({entry.url})")
-        rulebook = self.rulebook_link(entry)
+        rulebook = self.rulebook_link(entry, paragraph if len(entry.paragraphs) > 1 else None)
         if rulebook:
-            if paragraph is not None and len(entry.paragraphs) > 1:
-                rulebook += f"-p{paragraph + 1}"
             links.append(f"[rulebook]({rulebook})")
         tail = " · " + " · ".join(links) if links else ""
         if len(tail) > limit // 2:  # absurdly long URLs: keep the citation readable, drop the links

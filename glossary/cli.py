@@ -15,7 +15,7 @@ from pathlib import Path
 
 from glossary.export_html import export_html
 from glossary.loader import ENV_SOURCES, load_corpus
-from glossary.model import Corpus
+from glossary.model import ANOMALY_SEVERITY, SEVERITIES, Corpus
 
 
 def _paths(args: argparse.Namespace) -> list[Path] | None:
@@ -57,17 +57,47 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 1 if corpus.errors else 0
 
 
+def _choices(values: list[str] | None) -> list[str]:
+    """``--kind a --kind b,c`` -> ``[a, b, c]`` (repeatable, and comma lists), blanks dropped."""
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
-    """Anomalies never fail a load; ``--strict`` makes them fail the command (for CI on edited sources)."""
+    """Anomalies never fail a load; ``--strict`` makes errors and warnings fail the command (CI on edited
+    sources). Info (a reference to a rulebook chapter that is not loaded, an update log out of date order)
+    is shown but never fails it. ``--kind`` / ``--severity`` narrow what is shown and what ``--strict`` counts.
+    """
+    kinds, severities = _choices(args.kind), _choices(args.severity)
+    bad = [s for s in severities if s not in SEVERITIES]
+    if bad:
+        print(f"error: unknown severity {bad[0]!r} (choose from {', '.join(SEVERITIES)})", file=sys.stderr)
+        return 2
     corpus = load_corpus(_paths(args))
-    for anomaly in sorted(corpus.anomalies, key=lambda a: (a.file, a.line)):
-        print(anomaly)
+    known = set(ANOMALY_SEVERITY) | {a.kind for a in corpus.anomalies}
+    unknown = [k for k in kinds if k not in known]
+    if unknown:
+        print(f"error: unknown anomaly kind {unknown[0]!r} (known: {', '.join(sorted(known))})", file=sys.stderr)
+        return 2
+    shown = [
+        a for a in corpus.anomalies
+        if (not kinds or a.kind in kinds) and (not severities or a.severity in severities)
+    ]
+    for anomaly in sorted(shown, key=lambda a: (a.file, a.line)):
+        print(f"{anomaly.file}:{anomaly.line}: {anomaly.severity}: {anomaly.kind}: {anomaly.message}")
     _report_errors(corpus)
+    counts = Counter(a.severity for a in shown)
     total = len(corpus.anomalies)
-    print(f"{total} anomal{'y' if total == 1 else 'ies'}, {len(corpus.errors)} error(s)", file=sys.stderr)
+    noun = "anomaly" if total == 1 else "anomalies"
+    what = f"{len(shown)} of {total} {noun} shown" if len(shown) != total else f"{total} {noun}"
+    by_severity = ", ".join(_plural(counts[s], s) for s in SEVERITIES)
+    print(f"{what} ({by_severity}); {len(corpus.errors)} unreadable file(s)", file=sys.stderr)
     if corpus.errors:
         return 1
-    return 1 if (args.strict and total) else 0
+    return 1 if (args.strict and (counts["error"] or counts["warning"])) else 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -105,7 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
         commands[name] = sub.add_parser(name, parents=[common], help=help_text)
         commands[name].set_defaults(func=func)
     commands["parse"].add_argument("--json", action="store_true", help="a JSON array of entries (stable format)")
-    commands["lint"].add_argument("--strict", action="store_true", help="exit 1 when any anomaly is found")
+    lint = commands["lint"]
+    lint.add_argument("--strict", action="store_true", help="exit 1 when an error or warning is shown (not info)")
+    lint.add_argument(
+        "--kind", action="append", metavar="KIND", help="show only this kind (repeatable, or a comma list)"
+    )
+    lint.add_argument(
+        "--severity",
+        action="append",
+        metavar="LEVEL",
+        help=f"show only these severities: {', '.join(SEVERITIES)} (repeatable, or a comma list)",
+    )
     commands["export"].add_argument(
         "--html", required=True, metavar="OUT_DIR", help="folder to write the site into"
     )

@@ -139,14 +139,61 @@ class Entry:
         return data
 
 
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")  # most serious first
+
+# How serious each kind of anomaly is (the table in the README's lint section). ``error``: source text is
+# missing from the answers or the copy is damaged; ``warning``: answers are complete but something in the
+# source is wrong or ambiguous and a person should look; ``info``: worth knowing, nothing to fix here.
+# ``lint --strict`` fails on errors and warnings, never on info.
+ANOMALY_SEVERITY: dict[str, Severity] = {
+    # text that no answer can show, or a damaged copy
+    "unparsed-line": "error",  # Obsidian Hand: a line outside any entry, skipped
+    "content-after-footer": "error",  # glossary: a heading after the page footer, ignored
+    "empty-heading": "error",  # a heading without a name: what follows it is not an entry
+    "truncated": "error",  # Obsidian Hand: the document stops mid-section
+    # answers complete, but the source needs a look
+    "impossible-date": "warning",  # shown as written, flagged, sorted by the probable date
+    "unbalanced-bracket": "warning",  # a stamp closed with '}' or never closed; still read
+    "unparsed-stamp": "warning",  # a bracket that looks like a stamp but gives no date: shown, not dated
+    "bad-date": "warning",  # house ruling: Date: not YYYY-MM-DD; the date is ignored
+    "unknown-metadata": "warning",  # house ruling: a Key: line that is not Date/Judge/Applies to
+    "empty-entry": "warning",
+    "empty-update": "warning",
+    "empty-ability": "warning",
+    "empty-ruling": "warning",  # house ruling without text: skipped
+    "duplicate-id": "warning",  # both kept, the later renamed -2, -3, ...
+    "duplicate-title": "warning",
+    "duplicate-ruling": "warning",
+    "toc-mismatch": "warning",  # glossary page contents and headings disagree: a damaged copy?
+    "divergent-restatement": "warning",  # a rule stated twice in one document in different words (Seppuku)
+    # worth knowing, nothing to fix in these files
+    "dangling-reference": "info",  # "See Battles, Combat Segment": a rulebook chapter that is not loaded
+    "update-log-order": "info",  # an update log not written in date order (answers sort by date anyway)
+}
+DEFAULT_SEVERITY: Severity = "warning"  # a kind not in the table (a new check) is looked at, not ignored
+
+
 @dataclass(frozen=True)
 class Anomaly:
-    """Something odd found while parsing, reported by ``lint`` with file and line; never fatal."""
+    """Something odd found while parsing, reported by ``lint`` with file and line; never fatal.
+
+    ``severity`` is derived from ``kind`` (``ANOMALY_SEVERITY``) unless the parser knows better for this
+    one case, e.g. a house ruling's "Applies to" naming nothing is a warning although rule text naming an
+    unloaded chapter (the same kind, ``dangling-reference``) is info.
+    """
 
     file: str
     line: int
     kind: str  # "impossible-date", "unparsed-stamp", "unbalanced-bracket", "dangling-reference", ...
     message: str
+    severity: Severity = None  # type: ignore[assignment]  # None: derived from kind in __post_init__
+
+    def __post_init__(self) -> None:
+        if self.severity is None:
+            object.__setattr__(self, "severity", ANOMALY_SEVERITY.get(self.kind, DEFAULT_SEVERITY))
+        elif self.severity not in SEVERITIES:
+            raise ValueError(f"unknown severity {self.severity!r} (expected one of {', '.join(SEVERITIES)})")
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.kind}: {self.message}"

@@ -150,6 +150,10 @@ def run(argv: list[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         print("python -m index: error: --limit must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    text = {"define": "term", "search": "question", "section": "ref", "banned": "card"}.get(args.command)
+    if text and not " ".join(getattr(args, text)).strip():  # `define ""` is a mistake, not "No entry found."
+        print(f"python -m index: error: {args.command}: the {text} is empty", file=sys.stderr)
+        return EXIT_USAGE
     from index.engine import Engine
 
     if args.command == "bench":

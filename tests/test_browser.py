@@ -126,3 +126,91 @@ def test_every_entry_id_is_on_its_page_and_fits_a_phone(site: tuple[str, list[En
     first_dates = page.locator("main time").all_inner_texts()[:5]
     assert first_dates == sorted(first_dates, reverse=True)
     context.close()
+
+
+HOSTILE_RULINGS = """\
+# Hostile rulings
+
+## Encoded links
+Judge: Mallory
+
+[a](&#106;avascript:alert(5)) [c](javascript&#58;alert(7)) [b](java&#9;script:alert(8))
+[d](&#x6A;avascript:alert(1)) [e](jav&#x0A;ascript:alert(2)) [f](&#32;javascript:alert(3))
+[g](javascript&colon;alert(4)) ![h](&#106;avascript:alert(6)) [i](data:text/html,<script>alert(9)</script>)
+
+[ok](https://example.com/) [frag](#house:encoded-links)
+"""
+
+
+def test_encoded_script_links_do_not_run(tmp_path: Path, browser: object) -> None:
+    """Issue 12: with JavaScript on, clicking every link of a hostile house ruling never runs script."""
+    rulings = tmp_path / "rulings"
+    rulings.mkdir()
+    (rulings / "hostile.md").write_text(HOSTILE_RULINGS, encoding="utf-8")
+    corpus = load_corpus([SHIPPED_SOURCES, rulings])
+    out = tmp_path / "site"
+    export_html(corpus.entries, out)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    try:
+        page = context.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(base + "house.html")
+        article = page.locator('[id="house:encoded-links"]')
+        links = article.locator(".text a:not(.cite)")
+        assert links.count() == 10  # 8 hostile, 2 safe (the image is not a link)
+        # What the browser resolved each href to (an anchor without href resolves to "")
+        resolved = links.evaluate_all("els => els.map(e => e.href)")
+        assert [h for h in resolved if h and not h.startswith((base, "https://example.com/"))] == []
+        assert resolved[-2:] == ["https://example.com/", base + "house.html#house:encoded-links"]
+        sources = article.locator("img").evaluate_all("els => els.map(e => e.src)")
+        assert sources == [""]
+        for i in range(links.count() - 2):  # every hostile one; the safe ones would leave the page
+            links.nth(i).click()
+            page.wait_for_timeout(50)
+        assert dialogs == []
+        assert page.url.startswith(base + "house.html")
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_paragraph_anchor_nested_bullets_and_contents(site: tuple[str, list[Entry]], browser: object) -> None:
+    """A "(paragraph 3)" link lands on that paragraph; nested bullets are indented deeper; a heading-only
+    section shows its sub-headings."""
+    from playwright.sync_api import expect
+
+    base, _ = site
+    context = browser.new_context(viewport=PHONE, java_script_enabled=False)  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.goto(base + "glossary.html#glossary:terrain")
+    terrain = page.locator('[id="glossary:terrain"]')
+    terrain.locator("ul.changes").get_by_role("link", name="paragraph 3", exact=True).click()
+    expect(page).to_have_url(base + "glossary.html#glossary:terrain-p3")
+    paragraph = page.locator('[id="glossary:terrain-p3"]')
+    expect(paragraph).to_be_in_viewport()
+    expect(paragraph).to_contain_text("If requirements, costs and any required targeting")
+    expect(paragraph.locator("a.cite")).to_have_text("¶3 · line 25")
+
+    page.goto(base + "obsidian-hand.html#obsidian-hand:guideline-player-abilities")
+    lefts = [
+        page.locator(f'[id="obsidian-hand:guideline-player-abilities-p{n}"]').evaluate(
+            "e => e.getBoundingClientRect().left"
+        )
+        for n in (3, 4, 5)
+    ]
+    assert lefts[0] < lefts[1] < lefts[2], lefts
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "rulebook-nested-bullets.png"))
+
+    page.goto(base + "obsidian-hand.html#obsidian-hand:i-cardinal-rules")
+    section = page.locator('[id="obsidian-hand:i-cardinal-rules"]')
+    expect(section.get_by_role("navigation")).to_be_visible()
+    section.get_by_role("link", name="Cardinal Rule 2: Cards vs. Cards").click()
+    expect(page).to_have_url(base + "obsidian-hand.html#obsidian-hand:cardinal-rule-2")
+    context.close()

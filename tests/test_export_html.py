@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -10,7 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glossary.export_html import entry_href, export_html, render_literal, render_markdown
+from glossary.export_html import (
+    browser_url,
+    entry_href,
+    export_html,
+    paragraph_href,
+    paragraph_id,
+    render_literal,
+    render_markdown,
+)
 from glossary.house import EXAMPLES_DIR
 from glossary.loader import SHIPPED_SOURCES, load_corpus
 from glossary.model import Change, CrossRef, Entry, Location
@@ -25,7 +35,12 @@ TERRAIN = [
 
 
 class _Page(HTMLParser):
-    """Collects ids, links, scripts and the visible text of each ``<p>`` of one page."""
+    """Collects ids, links, scripts, the visible text of each ``<p>`` and of each paragraph element
+    (``class="para"``: a ``<p>``, a bullet ``<li>`` or a house ruling's ``<div>``) of one page.
+
+    A paragraph's ``¶N · line L`` citation (``a.cite``) and the items nested inside a bullet are not
+    part of its text.
+    """
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -34,7 +49,13 @@ class _Page(HTMLParser):
         self.tags: list[str] = []
         self.meta: list[dict[str, str | None]] = []
         self.paragraphs: list[str] = []
+        self.paras: dict[str, str] = {}  # paragraph id -> its text
+        self.depth: dict[str, int] = {}  # paragraph id -> how many lists it is inside
+        self.cites: dict[str, str] = {}  # paragraph id -> its citation text
         self._in_p = 0
+        self._open: list[tuple[str, str]] = []  # (tag, paragraph id) of open paragraph elements
+        self._lists = 0
+        self._in_cite = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -43,21 +64,42 @@ class _Page(HTMLParser):
             self.ids.append(a["id"] or "")
         if tag == "a" and a.get("href") is not None:
             self.hrefs.append(a["href"] or "")
+        if tag == "a" and a.get("class") == "cite":
+            self._in_cite += 1
         if tag == "meta":
             self.meta.append(a)
+        if tag == "ul":
+            self._lists += 1
         if tag == "p":
             self._in_p += 1
             self.paragraphs.append("")
+        if "para" in (a.get("class") or "").split():
+            ident = a.get("id") or ""
+            self._open.append((tag, ident))
+            self.paras[ident] = ""
+            self.depth[ident] = self._lists
         if tag == "br" and self._in_p:
             self.paragraphs[-1] += "\n"
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "p":
             self._in_p -= 1
+        if tag == "ul":
+            self._lists -= 1
+        if tag == "a" and self._in_cite:
+            self._in_cite -= 1
+        if self._open and self._open[-1][0] == tag:
+            self._open.pop()
 
     def handle_data(self, data: str) -> None:
+        if self._in_cite:
+            if self._open:
+                self.cites[self._open[-1][1]] = self.cites.get(self._open[-1][1], "") + data
+            return
         if self._in_p:
             self.paragraphs[-1] += data
+        if self._open and self._lists == self.depth[self._open[-1][1]]:  # not in a list nested inside it
+            self.paras[self._open[-1][1]] += data
 
 
 def parse_page(path: Path) -> _Page:
@@ -193,7 +235,8 @@ def test_cross_references_overrides_and_judge(entries: list[Entry], tmp_path: Pa
         'House ruling; takes precedence over: <a href="glossary.html#glossary:terrain">Terrain</a>'
         " (L5R Comprehensive Rules)"
     ) in house
-    assert "<time>2008-05-21</time> (paragraph 2)" in glossary
+    # the paragraph a stamp dates is a link to that paragraph's anchor (the fixture has no per-paragraph lines)
+    assert '<time>2008-05-21</time> (<a href="glossary.html#glossary:terrain-p2">paragraph 2</a>)' in glossary
     obsidian = (tmp_path / "obsidian-hand.html").read_text(encoding="utf-8")
     assert (
         "The Obsidian Hand Ruleset rule; in that format it overrides: "
@@ -219,7 +262,7 @@ def test_change_log_is_newest_first_and_links_each_entry(entries: list[Entry], t
     positions = [page.index(f"<time>{d}</time>") for d in order]
     assert positions == sorted(positions)
     assert '<a href="house.html#house:terrain-after-destruction">Terrain after destruction</a>' in page
-    assert "(written [ADDED Sept 25 2007}: stamp closed with &#x27;}&#x27;)" in page
+    assert "(written [ADDED Sept 25 2007}: stamp closed with '}')" in page  # quotes need no escaping in text
     # the update record named by a change is not exported here: shown as text, not a dead link
     assert "from update obsidian-hand:update-2016-02-15" in page
 
@@ -235,7 +278,11 @@ def test_banned_page_groups_cards(entries: list[Entry], tmp_path: Path) -> None:
 def test_index_lists_by_source_letter_and_section(entries: list[Entry], tmp_path: Path) -> None:
     export_html(entries, tmp_path)
     index = parse_page(tmp_path / "index.html")
-    assert {"by-source", "by-letter", "by-section", "letter-T", "letter-M", "letter-U"} <= set(index.ids)
+    # Moshi Eihime is a banned card, not a rules term: under "Banned cards A–Z", not "Rules A–Z"
+    assert {"by-source", "by-letter", "by-section", "letter-T", "letter-U", "banned-by-letter", "banned-M"} <= set(
+        index.ids
+    )
+    assert "letter-M" not in index.ids
     hrefs = set(index.hrefs)
     assert {entry_href(e) for e in entries} <= hrefs
     assert {"glossary.html", "obsidian-hand.html", "house.html", "banned.html", "changes.html"} <= hrefs
@@ -285,10 +332,13 @@ def test_real_corpus_exports_every_entry_and_links_resolve(tmp_path: Path) -> No
             ids.update(parse_page(path).ids)
     assert {e.id for e in corpus.entries} <= ids
     assert _all_links_resolve(tmp_path) == []
-    shown = {line for text in parse_page(tmp_path / "glossary.html").paragraphs for line in text.split("\n")}
-    glossary_paragraphs = [p for e in corpus.entries if e.source == "glossary" for p in e.paragraphs]
-    assert len(glossary_paragraphs) > 100
-    assert [p for p in glossary_paragraphs if p not in shown] == []  # each one shown exactly as written
+    for source in ("glossary", "obsidian-hand"):
+        shown = parse_page(tmp_path / f"{source}.html").paras
+        paragraphs = [(e, i, p) for e in corpus.entries if e.source == source for i, p in enumerate(e.paragraphs)]
+        assert len(paragraphs) > 100
+        # each one shown exactly as written under its own anchor (a bullet's indentation is its nesting)
+        wrong = [(e.id, i) for e, i, p in paragraphs if shown.get(f"{e.id}-p{i + 1}") != p.lstrip(" \t\xa0")]
+        assert wrong == []
 
 
 def test_unsplittable_link_is_dropped_not_a_crash() -> None:
@@ -309,3 +359,282 @@ def test_probable_date_is_said_once_and_unknown_overriders_keep_their_source(tmp
     glossary = (tmp_path / "glossary.html").read_text(encoding="utf-8")
     assert glossary.count("probably 2008-05-30") == 1
     assert '<p class="links overridden">House ruling taking precedence here: house:not-exported</p>' in glossary
+
+
+# --- issue 8: a rulebook a judge can read, cite and link to ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Entry]]:
+    corpus = load_corpus([SHIPPED_SOURCES, EXAMPLES_DIR])
+    out = tmp_path_factory.mktemp("shipped")
+    export_html(corpus.entries, out)
+    return out, corpus.by_id()
+
+
+def test_page_source_is_readable(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    """Only what HTML needs is escaped: rule text reads in the page source as it does in the file."""
+    out, _ = shipped_site
+    glossary = (out / "glossary.html").read_text(encoding="utf-8")
+    obsidian = (out / "obsidian-hand.html").read_text(encoding="utf-8")
+    assert ">[CHANGED 21 May 2008; a Terrain's entering play is a rulebook effect, not one of its own effects]<" in (
+        glossary
+    )
+    assert "The “Terrain Battle:” action on a Terrain card can not be used while it is in play." in glossary
+    assert "Only available Starting Holdings are BK &amp; BH (MRPs); Legacy rulebook ability available." in obsidian
+    for page in (glossary, obsidian, (out / "changes.html").read_text(encoding="utf-8")):
+        assert "&#" not in page and "&nbsp;" not in page and "&quot;" not in page.replace('="', "")
+
+
+def test_nested_bullets_keep_their_level(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    out, _ = shipped_site
+    obsidian = parse_page(out / "obsidian-hand.html")
+    glossary = parse_page(out / "glossary.html")
+    abilities = "obsidian-hand:guideline-player-abilities-p"  # "  •", "\xa0 \xa0 *", "\xa0 \xa0 **"
+    assert [obsidian.depth[f"{abilities}{n}"] for n in range(1, 6)] == [1, 1, 1, 2, 3]
+    deck = "obsidian-hand:ii-f-the-play-deck-and-deck-construction-p"  # "  •" and "    •"
+    assert [obsidian.depth[f"{deck}{n}"] for n in range(1, 12)] == [0, 0, 1, 2, 2, 1, 1, 1, 1, 0, 0]
+    seppuku = "obsidian-hand:ability-seppuku-p"  # "*" then "**" at the same indentation
+    assert [obsidian.depth[f"{seppuku}{n}"] for n in range(1, 4)] == [0, 1, 2]
+    clans = "obsidian-hand:ii-a-clan-alignment-p"  # "– Crab Clan"
+    assert obsidian.depth[f"{clans}5"] == 1 and obsidian.paras[f"{clans}5"] == "– Crab Clan"
+    footnote = "obsidian-hand:guideline-deck-construction-p8"  # "****Both are under a watchlist": not a bullet
+    assert obsidian.depth[footnote] == 0 and obsidian.paras[footnote].startswith("****Both")
+    ranged = "glossary:ranged-attack-p"  # glossary pages: "- "
+    assert [glossary.depth[f"{ranged}{n}"] for n in range(6, 10)] == [0, 1, 1, 0]
+    assert glossary.paras[f"{ranged}7"].startswith("- A simultaneous Ranged Attack")
+
+
+def test_bullet_levels_from_indentation_and_markers(tmp_path: Path) -> None:
+    paragraphs = ["Intro:", "• one", "\t• under one (a tab)", "      * deeper still", "  • between: a child of one",
+                  "• two", "Outro.", "  - first of a new list, indented", "- less indented than the first"]
+    export_html([_entry("glossary:b", "glossary", "term", "B", paragraphs)], tmp_path)
+    page = parse_page(tmp_path / "glossary.html")
+    assert [page.depth[f"glossary:b-p{n}"] for n in range(1, 10)] == [0, 1, 2, 3, 2, 1, 0, 1, 1]
+    assert [page.paras[f"glossary:b-p{n}"] for n in range(1, 10)] == [p.lstrip(" \t") for p in paragraphs]
+
+
+def test_an_anchor_and_a_citation_per_paragraph(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    out, by_id = shipped_site
+    page = parse_page(out / "glossary.html")
+    terrain = by_id["glossary:terrain"]
+    for n, paragraph in enumerate(terrain.paragraphs, 1):
+        assert page.paras[f"glossary:terrain-p{n}"] == paragraph
+        first, last = terrain.lines[n - 1]
+        assert page.cites[f"glossary:terrain-p{n}"] == f"¶{n} · line {first}" and first == last
+    assert page.cites["glossary:terrain-p3"] == "¶3 · line 25"
+    # the stamp of line 26 closes paragraph 3: its "(paragraph 3)" links there, with that paragraph's line
+    html_text = (out / "glossary.html").read_text(encoding="utf-8")
+    assert '(<a href="glossary.html#glossary:terrain-p3">paragraph 3</a>, line 25)' in html_text
+    changes = (out / "changes.html").read_text(encoding="utf-8")
+    assert '(<a href="glossary.html#glossary:terrain-p3">paragraph 3</a>, line 25)' in changes
+    # every paragraph of every entry has its anchor on the entry's page, numbered from 1
+    ids = {name: set(parse_page(out / name).ids) for name in ("glossary.html", "obsidian-hand.html", "house.html")}
+    missing = [
+        paragraph_id(e, i) for e in by_id.values() for i in range(len(e.paragraphs))
+        if paragraph_id(e, i) not in ids[entry_href(e).split("#")[0]]
+    ]
+    assert missing == []
+    assert paragraph_href(terrain, 2) == "glossary.html#glossary:terrain-p3"
+    assert paragraph_href(terrain, None) == paragraph_href(terrain, 99) == "glossary.html#glossary:terrain"
+    house = parse_page(out / "house.html")
+    ruling = "house:terrain-destroyed-before-battle-resolution"
+    assert house.cites[f"{ruling}-p2"] == "¶2 · lines 13–15"  # a Markdown block over several lines
+
+
+def test_multi_line_paragraphs_keep_their_line_breaks(tmp_path: Path) -> None:
+    entry = _entry("glossary:m", "glossary", "term", "M", ["first line\n  second, indented", "plain"])
+    entry.lines = [(4, 5), (7, 7)]
+    export_html([entry], tmp_path)
+    page = parse_page(tmp_path / "glossary.html")
+    assert page.paras["glossary:m-p1"] == "first line\n  second, indented"
+    assert page.cites == {"glossary:m-p1": "¶1 · lines 4–5", "glossary:m-p2": "¶2 · line 7"}
+    assert "white-space: pre-wrap" in (tmp_path / "style.css").read_text(encoding="utf-8")
+
+
+def _contents(out: Path, entry_id: str) -> list[tuple[int, str]]:
+    """(nesting, link text or sub-heading) of the contents list shown in one entry's article."""
+    page = (out / "obsidian-hand.html").read_text(encoding="utf-8")
+    article = page[page.index(f'<article class="entry" id="{entry_id}">'):]
+    article = article[: article.index("</article>")]
+    assert '<div class="text">\n</div>' not in article and '<div class="text"></div>' not in article
+    nav = article[article.index('<nav class="contents"'): article.index("</nav>")]
+
+    class Items(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.depth, self.items = 0, []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.depth += tag == "ul"
+
+        def handle_endtag(self, tag: str) -> None:
+            self.depth -= tag == "ul"
+
+        def handle_data(self, data: str) -> None:
+            if self.depth and data.strip():
+                self.items.append((self.depth, data))
+
+    items = Items()
+    items.feed(nav)
+    return items.items
+
+
+def test_heading_only_sections_show_their_contents(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    out, by_id = shipped_site
+    assert by_id["obsidian-hand:i-cardinal-rules"].paragraphs == []  # no body of its own in the source
+    assert _contents(out, "obsidian-hand:i-cardinal-rules") == [
+        (1, "Cardinal Rule 1: Cards vs. Rules"), (1, "Cardinal Rule 2: Cards vs. Cards"),
+        (1, "Cardinal Rule 3: Oracle vs. Cards"), (1, "Cardinal Rule 4: Oracle vs. Rules"),
+    ]
+    assert _contents(out, "obsidian-hand:ii-f-deck-constructions-and-restrictions") == [
+        (1, "The Play Deck and Deck Construction"), (1, "Deck Restrictions"),
+    ]
+    assert _contents(out, "obsidian-hand:iii-a-starting-card-types") == [
+        (1, "Strongholds"), (2, "A. Clan Alignment (Strongholds)"), (2, "B. Province Strength"),
+        (2, "C. Gold Production"), (2, "D. Starting Family Honor"), (1, "Senseis"), (1, "Winds"),
+        (1, "Starting Holdings"),
+    ]
+    page = (out / "obsidian-hand.html").read_text(encoding="utf-8")
+    assert '<p class="note">No text of its own; it is made up of:</p>' in page
+    # a section with text of its own and sub-headings lists them too: abilities under their timing groups
+    abilities = _contents(out, "obsidian-hand:ii-d-player-abilities-and-traits")
+    assert abilities[:4] == [(1, "Limited"), (2, "Lobby"), (2, "Favor Cycle"), (2, "Kharmic")]
+    assert (2, "Ninjitsu (Open)") in abilities and (1, "Reaction") in abilities
+    assert _all_links_resolve(out) == []
+
+
+def test_a_to_z_keeps_banned_cards_apart_from_rules(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    out, by_id = shipped_site
+    index = (out / "index.html").read_text(encoding="utf-8")
+    rules = index[index.index('id="by-letter"'): index.index('id="banned-by-letter"')]
+    banned = index[index.index('id="banned-by-letter"'): index.index('id="by-section"')]
+    banned_ids = [i for i, e in by_id.items() if e.kind == "banned"]
+    assert len(banned_ids) == 25
+    for entry_id in banned_ids:
+        assert f"#{entry_id}" not in rules
+        assert f"#{entry_id}\"" in banned
+    assert "#glossary:terrain\"" in rules and "#glossary:terrain\"" not in banned
+    assert "Rules A–Z" in index and "Banned cards A–Z" in index
+
+
+def test_same_titled_entries_are_shown_with_their_labels(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    out, by_id = shipped_site
+    obsidian = (out / "obsidian-hand.html").read_text(encoding="utf-8")
+    for label in ("Ninjitsu (Open)", "Ninjitsu (Reaction)", "Ninjitsu (Battle)", "Enlightened (Open)",
+                  "Enlightened (Battle)", "Honor (Victory Conditions)", "Honor (Interrupt)"):
+        entry = next(e for e in by_id.values() if e.label == label)
+        assert f'<h3><a href="#{entry.id}">{label}</a></h3>' in obsidian
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert '<a href="obsidian-hand.html#obsidian-hand:ability-ninjitsu-reaction">Ninjitsu (Reaction)</a>' in index
+    assert ">Ninjitsu</a>" not in index
+    equip = by_id["glossary:equip"].label
+    assert equip != "Equip" and f">{equip}</a>" in index
+    # a link to one of them says which one: the format's Equip ability overrides the glossary's Equip
+    assert f'in that format it overrides: <a href="glossary.html#glossary:equip">{equip}</a>' in obsidian
+
+
+def test_a_paragraph_anchor_that_is_another_entry_id_is_refused(tmp_path: Path) -> None:
+    clash = [_entry("glossary:terrain", "glossary", "term", "Terrain", ["a", "b", "c"]),
+             _entry("glossary:terrain-p3", "glossary", "term", "Terrain P3", ["x"])]
+    with pytest.raises(ValueError, match=r"'glossary:terrain-p3' .* is also the anchor of paragraph 3 of"):
+        export_html(clash, tmp_path)
+
+
+def test_the_published_rulebook_names_files_without_the_host_folders(tmp_path: Path) -> None:
+    ruling = _entry("house:r", "house", "ruling", "R", ["Text."])
+    ruling.location = Location("/srv/private/judges/rulings.md", 3, 5)
+    export_html([ruling], tmp_path)
+    house = (tmp_path / "house.html").read_text(encoding="utf-8")
+    assert "rulings.md, lines 3–5" in house and "/srv/private" not in house
+
+
+# --- issue 12, defect 1: no script through a house ruling's links ----------------------------------
+
+HOSTILE = [
+    "[a](&#106;avascript:alert(5))",
+    "[c](javascript&#58;alert(7))",
+    "[b](java&#9;script:alert(8))",
+    "[d](&#x6A;avascript:alert(1))",
+    "[e](&#0000106;avascript:alert(1))",
+    "[f](jav&#x0A;ascript:alert(1))",
+    "[g](&#32;javascript:alert(1))",
+    "[h](JaVaScRiPt:alert(1))",
+    "[i](&#1;javascript:alert(1))",
+    "[j](java&Tab;script:alert(1))",
+    "[k](javascript&colon;alert(1))",
+    "[l](vbscript:msgbox(1))",
+    "[m](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "![n](&#106;avascript:alert(1))",
+    "[o]: &#106;avascript:alert(1)\n\n[o]",
+]
+
+
+def _browser_sees(href: str) -> str:
+    """An href as a browser follows it: references decoded (HTMLParser does that for attribute values),
+    tabs and newlines dropped, controls and spaces trimmed at both ends, the scheme lower-cased."""
+    url = href.replace("\t", "").replace("\n", "").replace("\r", "").strip("".join(map(chr, range(0x21))))
+    scheme, colon, _ = url.partition(":")
+    return (scheme.lower() + colon + _) if colon and "/" not in scheme else url
+
+
+def _links(html_text: str) -> list[str]:
+    page = _Page()
+    page.feed(html_text)
+    srcs = re.findall(r'src="([^"]*)"', html_text)
+    return [_browser_sees(h) for h in page.hrefs] + [_browser_sees(html.unescape(s)) for s in srcs]
+
+
+@pytest.mark.parametrize("markdown_text", HOSTILE)
+def test_encoded_script_links_are_dropped(markdown_text: str) -> None:
+    rendered = render_markdown(markdown_text)
+    assert _links(rendered) == [], rendered
+    assert "<a" in rendered or "<img" in rendered  # the link text stays, only its target goes
+
+
+@pytest.mark.parametrize(
+    ("markdown_text", "href"),
+    [
+        ("[ok](https://example.com/rules?a=1&b=2)", "https://example.com/rules?a=1&b=2"),
+        ("[mail](mailto:judge@example.com)", "mailto:judge@example.com"),
+        ("[rel](glossary.html#glossary:terrain)", "glossary.html#glossary:terrain"),
+        ("[frag](#house:r-p2)", "#house:r-p2"),
+        ("[enc](&#104;ttps://example.com/)", "https://example.com/"),
+        ("[amp](&amp;#106;avascript:x)", "&#106;avascript:x"),  # once decoded: a relative path, no script
+        ("<judge@example.com>", "mailto:judge@example.com"),
+    ],
+)
+def test_safe_links_are_kept(markdown_text: str, href: str) -> None:
+    assert _links(render_markdown(markdown_text)) == [href]
+
+
+def test_browser_url_decodes_before_the_scheme_is_read() -> None:
+    assert browser_url("&#106;avascript:alert(5)") == "javascript:alert(5)"
+    assert browser_url("javascript&#58;alert(7)") == "javascript:alert(7)"
+    assert browser_url("java&#9;script:alert(8)") == "javascript:alert(8)"
+    assert browser_url(" \x01https://x.example/\n") == "https://x.example/"
+
+
+_SCRIPT = "javascript:alert(1)"
+
+
+@st.composite
+def _disguised_script_url(draw: st.DrawFn) -> str:
+    """javascript: with each character maybe written as a decimal/hex reference, tabs or newlines between
+    characters, controls or spaces in front, and any case."""
+    parts = [draw(st.sampled_from(["", " ", "\x01", "&#32;", "&#x1;"]))]
+    for c in _SCRIPT[: _SCRIPT.index("(")]:
+        c = draw(st.sampled_from([c, c.upper()]))
+        form = draw(st.sampled_from(["plain", "dec", "hex", "pad"]))
+        parts.append({"plain": c, "dec": f"&#{ord(c)};", "hex": f"&#x{ord(c):x};", "pad": f"&#000{ord(c)};"}[form])
+        parts.append(draw(st.sampled_from(["", "", "&#9;", "&#10;", "&#13;", "\t"])))
+    return "".join(parts) + "alert(1)"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_disguised_script_url())
+def test_no_disguised_script_url_survives(url: str) -> None:
+    rendered = render_markdown(f"[x]({url}) and ![y]({url})")
+    schemes = [m.group(1) for h in _links(rendered) if (m := re.match(r"([a-z][a-z0-9+.-]*):", h, re.I))]
+    assert set(schemes) <= {"http", "https", "mailto"}, rendered
+    assert not any("javascript" in h.lower() for h in _links(rendered)), rendered

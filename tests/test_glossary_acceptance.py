@@ -160,19 +160,19 @@ def test_lint_points_at_the_exact_lines() -> None:
     assert code == 0
     lines = out.splitlines()
     assert (
-        "001_043f9cd10b383175.txt:43: impossible-date: impossible date 3008-05-30 (in the future); "
+        "001_043f9cd10b383175.txt:43: warning: impossible-date: impossible date 3008-05-30 (in the future); "
         "probably 2008-05-30"
     ) in lines
     assert (
-        "000_99c7513ab738c7d1.txt:15: unbalanced-bracket: unbalanced bracket: '[ADDED Sept 25 2007}' "
+        "000_99c7513ab738c7d1.txt:15: warning: unbalanced-bracket: unbalanced bracket: '[ADDED Sept 25 2007}' "
         "is closed with '}'"
     ) in lines
     # a dangling reference is reported on the line that holds it, not on the entry's heading
     assert (
-        "001_043f9cd10b383175.txt:59: dangling-reference: 'Reveal' refers to 'Look', which no loaded "
+        "001_043f9cd10b383175.txt:59: info: dangling-reference: 'Reveal' refers to 'Look', which no loaded "
         "entry defines"
     ) in lines
-    assert "004_f05ef39847fd66e3.txt:368: dangling-reference: 'Deck Restrictions' refers to 'Ancestors'" in out
+    assert "004_f05ef39847fd66e3.txt:368: info: dangling-reference: 'Deck Restrictions' refers to 'Ancestors'" in out
     assert run_main("lint", "--strict")[0] == 1
 
 

@@ -210,7 +210,7 @@ def test_seppuku_shows_both_texts_and_lint_reports_it(console: Console, capsys: 
     assert "these effects cannot be negated, delayed, or redirected." in text
     assert "redirected; unless the action explicitly interacts with Seppuku." in text
     glossary_main(["lint"])
-    assert "004_f05ef39847fd66e3.txt:90: divergent-restatement: Seppuku:" in capsys.readouterr().out
+    assert "004_f05ef39847fd66e3.txt:90: warning: divergent-restatement: Seppuku:" in capsys.readouterr().out
 
 
 def test_changes_rows_say_which_paragraph_they_date(console: Console) -> None:
