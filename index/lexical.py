@@ -164,6 +164,8 @@ class Lexical:
             self.unit_para = arrays["unit_para"]
             self.n_entries = n_entries
             self.n_units = len(self.unit_entry)
+            # first unit of each entry (units are grouped by entry in corpus order): for per-entry reductions
+            self.entry_starts = np.flatnonzero(np.r_[True, self.unit_entry[1:] != self.unit_entry[:-1]])
             if self.n_units and int(self.unit_entry.max()) >= n_entries:
                 raise Unreadable("paragraph table does not match the corpus")
             self.ptr = {f: arrays[f"{f}_ptr"] for f in (*ENTRY_FIELDS, "para")}

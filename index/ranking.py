@@ -30,11 +30,12 @@ class Weights:
     """How the evidence is mixed. ``semantic`` 0 ranks by words only, 1 by meaning only."""
 
     semantic: float = 0.5
-    body: float = 0.3  # the whole entry's BM25, added to each of its paragraphs
+    meaning_entry: float = 1.0  # the entry's best paragraph meaning, added to each of its paragraphs' meaning
+    body: float = 0.6  # the whole entry's BM25, added to each of its paragraphs
     title: float = 1.0  # share-of-title match, weighted by word rarity
-    section: float = 0.2  # question words in the entry's section path
+    section: float = 0.0  # question words in the entry's section path
     exact: float = 1.0  # a whole title or alias said inside the question
-    cutoff: float = 0.8  # keep entries scoring at least this fraction of the best one
+    cutoff: float = 0.7  # keep entries scoring at least this fraction of the best one
     floor: float = 0.3  # best cosine below this, with few question words found: nothing is close
 
 
@@ -125,6 +126,10 @@ def fuse(st: State, ev: Evidence, w: Weights = DEFAULT) -> np.ndarray:
         best = float(sem.max())
         base = float(np.median(sem))
         meaning = np.clip((sem - base) / (best - base), 0.0, None) if best > base else np.zeros_like(sem)
+        if w.meaning_entry:
+            meaning = (meaning + w.meaning_entry * np.maximum.reduceat(meaning, lex.entry_starts)[ue]) / (
+                1 + w.meaning_entry
+            )
         fused = w.semantic * meaning + (1 - w.semantic) * words
     if ev.allowed is not None:
         fused = np.where(ev.allowed[ue], fused, -1.0)
