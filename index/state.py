@@ -72,11 +72,15 @@ class Completer:
     keys: list[CompleteKey]
     display: dict[str, str]  # id -> shown name (<= 100 chars)
     folded: dict[str, str] = field(init=False)  # id -> folded shown name (typo-tolerant pass)
+    folded_ids: list[str] = field(init=False)  # the same, as parallel lists for rapidfuzz's batch scoring
+    folded_names: list[str] = field(init=False)
     default: list[str] = field(init=False)  # ids offered for an empty prefix, in corpus order
 
     def __post_init__(self) -> None:
         self.keys.sort()
         self.folded = {eid: fold(name) for eid, name in self.display.items()}
+        self.folded_ids = list(self.folded)
+        self.folded_names = list(self.folded.values())
         starts = {eid: order for _k, rank, order, eid in self.keys if rank == 0}
         self.default = sorted(starts, key=starts.__getitem__)
 
