@@ -165,13 +165,14 @@ def group(st: State, fused: np.ndarray, limit: int) -> list[tuple[int, int, floa
 def is_close(ev: Evidence, w: Weights = DEFAULT) -> bool:
     """Whether anything answers the question closely enough to show.
 
-    With a model: the best paragraph's cosine reaches ``floor``, or most of the question's content words
-    are rule words. Without one: any question word is found.
+    With a model: the best paragraph's cosine reaches ``floor`` or the question names an entry outright
+    (a typo-corrected word is no evidence here: "weather" is one letter from "water"). Without a model:
+    any question word is found.
     """
     if ev.semantic is None:
         return ev.matched > 0
     best = float(ev.semantic.max()) if len(ev.semantic) else 0.0
-    return best >= w.floor or (ev.n_content > 0 and ev.matched * 2 > ev.n_content)
+    return best >= w.floor or bool(ev.exact.any())
 
 
 def ranked(

@@ -46,8 +46,11 @@ def unit_texts(corpus: Corpus) -> list[str]:
     return [embed_text(corpus.entries[n], p) for n, p in zip(ent.tolist(), par.tolist(), strict=True)]
 
 
+KEY_BYTES = 20
+
+
 def _key(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:20]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:KEY_BYTES]
 
 
 def _cache_file(cache_dir: Path, embedder: Embedder) -> Path:
@@ -66,7 +69,9 @@ def _read_cache(path: Path, dim: int) -> dict[bytes, np.ndarray]:
         return {}
     if vecs.ndim != 2 or vecs.shape[1] != dim or len(keys) != len(vecs):
         return {}
-    return {bytes(k): vecs[i] for i, k in enumerate(keys)}
+    if keys.ndim != 2 or keys.dtype != np.uint8:
+        return {}
+    return {k.tobytes(): vecs[i] for i, k in enumerate(keys)}
 
 
 def _write_cache(path: Path, keys: list[bytes], vecs: np.ndarray) -> None:
@@ -75,7 +80,9 @@ def _write_cache(path: Path, keys: list[bytes], vecs: np.ndarray) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".cache-", suffix=".npz", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, keys=np.asarray(keys, dtype="S20"), vectors=vecs)
+            # raw bytes as a uint8 matrix: numpy's "S" strings would drop a digest's trailing zero bytes
+            raw = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
+            np.savez(f, keys=raw, vectors=vecs)
         os.replace(tmp, path)
     except OSError as exc:
         log.info("vector cache not written (%s)", exc.strerror or exc)
