@@ -58,8 +58,10 @@ class Evidence:
     allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
 
 
-def evidence(st: State, question: str, source: str | None = None, since: str | None = None) -> Evidence | None:
-    """Word and meaning evidence for a question; None when it has no searchable words at all."""
+def evidence(
+    st: State, question: str, source: str | None = None, since: str | None = None, semantic: bool = True
+) -> Evidence | None:
+    """Word and meaning evidence for a question (``semantic=False``: words only); None when it has neither."""
     allowed = _filter(st, source, since)
     terms, raw_words = fulltext.query_terms(st, question or "")
     content = {w for w in raw_words if w not in STOPS}
@@ -71,14 +73,14 @@ def evidence(st: State, question: str, source: str | None = None, since: str | N
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     for n in _exact_titles(st, raw_words):
         exact[n] = 1.0
-    semantic = None
-    if st.embedder is not None and st.vectors is not None and content:
+    cosines = None
+    if semantic and st.embedder is not None and st.vectors is not None and content:
         q = st.embedder.embed_query(" ".join(question.split())[: fulltext.MAX_QUERY_CHARS])
-        semantic = st.vectors @ q
-    if not comps.matched and semantic is None:
+        cosines = st.vectors @ q
+    if not comps.matched and cosines is None:
         return None
     return Evidence(
-        terms, len(content), comps.para, comps.body, comps.title, comps.section, exact, comps.matched, semantic, allowed
+        terms, len(content), comps.para, comps.body, comps.title, comps.section, exact, comps.matched, cosines, allowed
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from glossary.loader import SHIPPED_SOURCES
 from index.engine import Engine
-from index.evaluate import Baseline, cross_validate, format_bench, load_eval, run_eval, synthetic
+from index.evaluate import Baseline, Fts5, cross_validate, format_bench, load_eval, run_eval, synthetic
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +74,16 @@ def test_synthetic_corpus_grows_with_unique_ids(engine: Engine) -> None:
 
 
 def test_format_bench_renders_rows() -> None:
-    row = {"entries": 146, "build_s": 0.5, "index_build_s": 0.4, "tracemalloc_peak_mb": 10.0, "rss_max_mb": 80.0}
-    for k in ("complete", "define", "search"):
+    row = {"entries": 146, "paragraphs": 368, "build_s": 0.5, "open_s": 0.2, "edit_rebuild_s": 0.4, "rss_mb": 80.0}
+    for k in ("complete", "define", "search", "lexical", "fts5"):
         row[k] = {"p50_ms": 0.1, "p95_ms": 0.2, "n": 3}
+    row["vs_fts5"] = 1.0
     text = format_bench({"x1": row})
-    assert "x1" in text and "0.10/0.20 ms" in text
+    assert "x1" in text and "0.10/0.20" in text and "1.00x" in text and "one-file edit 0.40 s" in text
+
+
+def test_fts5_yardstick_finds_the_same_entries(engine: Engine) -> None:
+    fts = Fts5(engine.corpus)
+    rowid = fts.search("simultaneous consecutive ranged attacks")[0]
+    assert engine.corpus.entries[rowid - 1].id == "glossary:ranged-attack"
+    assert fts.search("what is") == [] and isinstance(fts.search('OR OR ( "'), list)
