@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from index import fulltext
-from index.analysis import STOPS
+from index.analysis import STOPS, stem
 from index.state import State
 
 TOP_UNITS = 600  # paragraphs considered for grouping (the best entry needs only its best paragraph in here)
@@ -54,6 +54,7 @@ class Evidence:
     section: np.ndarray  # per entry
     exact: np.ndarray  # per entry: 1 when the question contains its whole title or alias
     matched: int  # distinct query terms found in the index
+    known: int  # distinct content words found in the index as typed (no typo correction)
     semantic: np.ndarray | None  # per paragraph cosine; None without a model
     allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
 
@@ -80,7 +81,17 @@ def evidence(
     if not comps.matched and cosines is None:
         return None
     return Evidence(
-        terms, len(content), comps.para, comps.body, comps.title, comps.section, exact, comps.matched, cosines, allowed
+        terms,
+        len(content),
+        comps.para,
+        comps.body,
+        comps.title,
+        comps.section,
+        exact,
+        comps.matched,
+        sum(1 for w in content if stem(w) in lex.term_id),
+        cosines,
+        allowed,
     )
 
 
@@ -167,14 +178,15 @@ def group(st: State, fused: np.ndarray, limit: int) -> list[tuple[int, int, floa
 def is_close(ev: Evidence, w: Weights = DEFAULT) -> bool:
     """Whether anything answers the question closely enough to show.
 
-    With a model: the best paragraph's cosine reaches ``floor`` or the question names an entry outright
-    (a typo-corrected word is no evidence here: "weather" is one letter from "water"). Without a model:
+    With a model: the best paragraph's cosine reaches ``floor``, the question names an entry outright, or at
+    least half its content words are rule words as typed (a typo-corrected word is no evidence here:
+    "weather" is one letter from "water"; the model reads only a long paste's start). Without a model:
     any question word is found.
     """
     if ev.semantic is None:
         return ev.matched > 0
     best = float(ev.semantic.max()) if len(ev.semantic) else 0.0
-    return best >= w.floor or bool(ev.exact.any())
+    return best >= w.floor or bool(ev.exact.any()) or (ev.known > 0 and 2 * ev.known >= ev.n_content)
 
 
 def ranked(
@@ -190,4 +202,5 @@ def ranked(
     if not is_close(ev, w):
         return [], ev, False
     best = rows[0][2]
-    return [r for r in rows if r[2] >= w.cutoff * best], ev, True
+    # Close to the best answer, or named outright in the question ("ninjitsu" lists every Ninjitsu entry).
+    return [r for r in rows if r[2] >= w.cutoff * best or ev.exact[r[0]] > 0], ev, True
