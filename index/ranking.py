@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from index import fulltext
-from index.analysis import STOPS, stem
+from index.analysis import STOPS
 from index.state import State
 
 TOP_UNITS = 600  # paragraphs considered for grouping (the best entry needs only its best paragraph in here)
@@ -54,7 +54,7 @@ class Evidence:
     section: np.ndarray  # per entry
     exact: np.ndarray  # per entry: 1 when the question contains its whole title or alias
     matched: int  # distinct query terms found in the index
-    known: int  # distinct content words found in the index as typed (no typo correction)
+    known: int  # distinct query terms found in the index as typed (no typo correction, no joined pairs)
     semantic: np.ndarray | None  # per paragraph cosine; None without a model
     allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
 
@@ -89,7 +89,7 @@ def evidence(
         comps.section,
         exact,
         comps.matched,
-        sum(1 for w in content if stem(w) in lex.term_id),
+        sum(1 for weight in terms.values() if weight >= 1.0),
         cosines,
         allowed,
     )
