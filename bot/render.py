@@ -43,7 +43,8 @@ ERROR_COLOUR = 0xC53030
 ENTRY, DEFINE, ASK, RULE, CHANGES, BANNED = "e", "d", "a", "r", "c", "b"
 KINDS = (ENTRY, DEFINE, ASK, RULE, CHANGES, BANNED)
 
-ASK_LIMIT = 15
+ASK_LIMIT = 15  # at most; the engine lists only answers close to the best one
+NEAR_LIMIT = 5  # nearest terms offered when nothing answers closely
 ASK_PER_PAGE = 3
 CHANGES_PER_PAGE = 10
 
@@ -489,16 +490,18 @@ class Renderer:
 
     # -- search results ----------------------------------------------------------------------------
 
-    def ask(self, question: str, hits: Sequence[Hit]) -> Answer:
-        """Top results, a few per page, each with its answering paragraph, citation and dates."""
+    def ask(self, question: str, hits: Sequence[Hit], near: Sequence[Entry] = ()) -> Answer:
+        """Top results, a few per page, each with its answering paragraph, citation and dates.
+
+        ``near``: when no hit is close enough to show, the nearest terms, offered as buttons.
+        """
         title = shorten(f"Rules for: {escape(' '.join(question.split()))}", TITLE_LIMIT)
         if not hits:
-            return self.message(
-                title,
-                "No rules text matches that question. Try other words, or `/define` a term.",
-                kind=ASK,
-                arg=question,
-            )
+            text = "No rules text answers that question closely. Try other words, or `/define` a term."
+            if near:
+                text += "\nNearest terms: " + ", ".join(f"**{escape(e.title)}**" for e in near) + "."
+            links = [Link(_label(e.title), e.id) for e in near]
+            return self.message(title, text, kind=ASK, arg=question, links=links)
         footer = "Open a result to read it in full"
         items = [
             (self._hit_block(k, hit), [Link(_label(f"{k}. {hit.entry.label}"), hit.entry.id)])

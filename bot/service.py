@@ -122,7 +122,10 @@ class Judge:
 
     def ask(self, question: str) -> Answer:
         question = _clean(question, "question")[:QUERY_LIMIT]
-        return self.renderer.ask(question, self.engine.search(question, limit=render.ASK_LIMIT))
+        hits = self.engine.search(question, limit=render.ASK_LIMIT)
+        # Nothing close: say so, and offer the nearest terms rather than a list of noise.
+        near = self.engine.nearest_terms(question, limit=render.NEAR_LIMIT) if not hits else []
+        return self.renderer.ask(question, hits, near)
 
     def rule(self, ref: str) -> Answer:
         ref = _clean(ref, "section")

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from index.embedding import ENV_MODEL, check_model_setting
+
 T = TypeVar("T")
 
 _LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
@@ -40,6 +42,7 @@ class Settings:
     rulebook_url: str | None = None
     owner_ids: frozenset[int] = frozenset()
     state_dir: Path | None = None  # the synced-commands hash; default: beside the index folder
+    embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); read by index
 
     @property
     def log_level_number(self) -> int:
@@ -63,6 +66,9 @@ class Settings:
             raise SettingsError("SHARD_IDS needs SHARD_COUNT (the total number of shards) to be set too")
         if shard_ids and shard_count is not None and any(s >= shard_count for s in shard_ids):
             raise SettingsError(f"SHARD_IDS: every shard id must be below SHARD_COUNT={shard_count}")
+        model = get.text(ENV_MODEL)
+        if model is not None and (problem := check_model_setting(model)):
+            raise SettingsError(f"{ENV_MODEL}: {problem}")
         level = (get.text("LOG_LEVEL") or "INFO").upper()
         if level not in _LEVELS:
             raise SettingsError(f"LOG_LEVEL: expected one of {', '.join(_LEVELS)}, got {level!r}")
@@ -81,6 +87,7 @@ class Settings:
             rulebook_url=get.url("RULEBOOK_URL"),
             owner_ids=frozenset(get.int_list("OWNER_IDS") or ()),
             state_dir=get.path("L5R_STATE_DIR"),
+            embedding_model=model,
         )
 
 

@@ -9,6 +9,7 @@ English stop words are dropped so they cannot drown the rule words.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -241,8 +242,13 @@ def words(text: str) -> list[str]:
     return [tok.text for tok in WORDS(text)]
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def stem(word: str) -> str:
-    """Porter2 stem of one already-folded word (same stemmer as the index)."""
+    """Porter2 stem of one already-folded word (same stemmer as the index).
+
+    Cached: opening an index stems every word of every entry (name importance), and rule text
+    repeats a few thousand words, so the cache turns that into dictionary lookups.
+    """
     return porter2_stem(word)
 
 

@@ -10,20 +10,28 @@ uses only that object, so a reload never mixes two builds inside one answer.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from glossary.model import Corpus, Entry
-from index import fulltext, history, names, store
+from index import embedding, fulltext, history, lexical, names, ranking, store, vectors
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
-from index.state import State, build_state
+from index.state import State, build_state, write_arrays
 
 log = logging.getLogger("index")
 
 RETIRE_SECONDS = 30.0  # how long a replaced state stays open for queries that grabbed it before a reload
+
+
+def with_model(fp: str, embedder: embedding.Embedder | None) -> str:
+    """The sources' fingerprint extended with the model and the array layout: changing either rebuilds."""
+    model = embedder.digest if embedder is not None else "none"
+    return hashlib.sha256(f"{fp}\nmodel:{model}\nlexical:{lexical.VERSION}".encode()).hexdigest()
 
 
 class Engine:
@@ -82,15 +90,25 @@ class Engine:
                 fp = store.fingerprint(files)
                 corpus = load_corpus(self.sources)
                 digest = store.corpus_digest(corpus)
+            embedder = embedding.load(embedding.configured_model())
+            fp = with_model(fp, embedder)
+            cache_dir = self.index_dir / vectors.CACHE_DIR
             opened = None if force else store.open_current(self.index_dir, fp, digest)
-            rebuilt = opened is None
-            if opened is None:
+            state = None
+            if opened is not None:
                 try:
-                    opened = store.build(corpus, self.index_dir, fp, digest)
+                    state = build_state(corpus, opened, False, embedder, cache_dir)
+                except lexical.Unreadable as exc:
+                    log.warning("index at %s is unreadable (%s); rebuilding", opened.path, exc)
+            if state is None:
+                try:
+                    extra = partial(write_arrays, corpus=corpus, embedder=embedder, cache_dir=cache_dir)
+                    opened = store.build(corpus, self.index_dir, fp, digest, extra=extra)
                 except store.BuildError as exc:
                     log.error("%s; serving an in-memory index instead", exc)
                     opened = store.build_in_memory(corpus, fp, digest)
-            old, self._state = self._state, build_state(corpus, opened, rebuilt)
+                state = build_state(corpus, opened, True, embedder, cache_dir)
+            old, self._state = self._state, state
         if old is not None:
             # Readers that grabbed the old state may still be mid-query; close it once they are done.
             timer = threading.Timer(RETIRE_SECONDS, old.close)
@@ -117,6 +135,15 @@ class Engine:
     def search(self, question: str, limit: int = 5, source: str | None = None, since: str | None = None) -> list[Hit]:
         """Rank all entries for a natural-language question; never raises on odd text (bad filters: ValueError)."""
         return fulltext.search(self._st, question, limit, source, since)
+
+    def nearest_terms(self, question: str, limit: int = 5) -> list[Entry]:
+        """Entries nearest to a question that nothing answers closely: offered as "nearest terms"."""
+        st = self._st
+        ev = ranking.evidence(st, question)
+        if ev is None:
+            return names.define(st, question, limit).candidates[:limit]
+        rows = ranking.group(st, ranking.fuse(st, ev), limit)
+        return [st.corpus.entries[n] for n, _p, _s in rows]
 
     def section(self, ref: str, limit: int = 5) -> list[Hit]:
         """A ruleset section by number ("II.F", "Cardinal Rule 2") or name ("deck construction")."""
@@ -165,4 +192,6 @@ class Engine:
             "index_dir": str(self.index_dir),
             "index_path": str(st.index_path) if st.index_path else None,
             "fingerprint": st.meta.get("fingerprint"),
+            "embedding_model": st.embedder.name if st.embedder is not None else None,
+            "paragraphs": st.lex.n_units if st.lex is not None else None,
         }

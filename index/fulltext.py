@@ -1,8 +1,9 @@
-"""Free-text questions: our own tokens -> a Whoosh query -> hits with the answering paragraph in bold.
+"""Free-text questions: our own tokens -> weighted index terms -> ranked hits with the answering paragraph in bold.
 
 No user text ever reaches a query parser: the question is analysed with the index's own
-tokenizer, unknown words are corrected against the index vocabulary, and the query is
-built from term objects, so "OR OR (" or "title:x" are just words.
+tokenizer and unknown words are corrected against the index vocabulary, so "OR OR (" or
+"title:x" are just words. The ranking itself (words and meaning, per paragraph) is in
+``index.ranking``.
 """
 
 from __future__ import annotations
@@ -12,19 +13,16 @@ from datetime import date
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
-from whoosh import query as wq
 
 from glossary.model import SOURCE_LABELS, Entry
 from index.analysis import STOPS, WORDS, stem
 from index.results import Hit
-from index.state import FIELD_BOOSTS, State
+from index.state import State
 
-OR_SCALE = 0.9  # coordination bonus, as qparser.OrGroup.factory(0.9) would build
-SMALL_INDEX = 1000  # below this many documents, per-term unions beat Whoosh's preloaded arrays
+OR_SCALE = 0.9  # coordination bonus of the evaluation baseline (qparser.OrGroup.factory(0.9))
 MAX_QUERY_CHARS = 20000  # only the start of a huge paste is even tokenized
 MAX_QUERY_WORDS = 48  # a 5,000-character paste is cut to its first words, not searched whole
 MAX_WORD = 40  # longer "words" are noise (base64, URLs), never rule vocabulary
-EXACT_BOOST = 4.0  # a whole title said inside the question
 PAIR_BOOST = 0.8  # two words that are one indexed word when joined ("face down" -> "facedown")
 FUZZY_WEIGHT = 0.7  # a typo-corrected word counts for less than one typed right
 _MD_SPECIAL = re.compile(r"([\\*_~`|>])")
@@ -103,61 +101,31 @@ def _correct(st: State, word: str) -> list[str]:
     return []
 
 
-def _build_query(st: State, weights: dict[str, float], raw_words: list[str]) -> wq.Query | None:
-    subs: list[wq.Query] = []
-    for term, w in weights.items():
-        per_field = wq.Or([wq.Term(f, term, boost=b * w) for f, b in FIELD_BOOSTS.items()])
-        if len(st.ids) < SMALL_INDEX:
-            # Whoosh preloads each Or into doc-count-sized arrays on indexes under 5,000 documents;
-            # on the shipped corpus a plain union of four term matchers is 2-3x faster (measured).
-            per_field.matcher_type = wq.Or.DEFAULT_MATCHER
-        subs.append(per_field)
-    # Whole titles said inside a question ("is a terrain an enemy card") count as strong evidence.
-    spans: set[str] = set()
-    for n in range(1, 5):
-        for i in range(len(raw_words) - n + 1):
-            span = raw_words[i : i + n]
-            if span[0] in STOPS or span[-1] in STOPS:
-                continue
-            spans.add(" ".join(span))
-            spans.add("".join(span))
-    subs += [wq.Term("exact", span, boost=EXACT_BOOST) for span in spans if span in st.exact]
-    return wq.Or(subs, scale=OR_SCALE) if subs else None
-
-
-def _filter(source: str | None, since: str | None) -> wq.Query | None:
-    parts: list[wq.Query] = []
-    if source:
-        parts.append(wq.Term("source", check_source(source)))
-    if since:
-        parts.append(wq.TermRange("dates", check_date(since, "since"), None))
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else wq.And(parts)
-
-
 def search(st: State, question: str, limit: int = 5, source: str | None = None, since: str | None = None) -> list[Hit]:
-    """Rank all entries for a natural-language question; bad filters raise ValueError, odd text never raises."""
+    """Rank entries for a natural-language question, each at its answering paragraph (see ``index.ranking``).
+
+    Only answers close to the best one are returned (possibly fewer than ``limit``); nothing when nothing
+    is close. Bad filters raise ValueError; odd text never raises.
+    """
+    from index import ranking  # ranking builds on this module's query analysis
+
     limit = max(1, min(int(limit), 100))
-    filt = _filter(source, since)
-    weights, raw_words = query_terms(st, question or "")
-    q = _build_query(st, weights, raw_words)
-    if q is None:
-        return []
-    with st.lock:
-        # optimize=False: block-quality skipping costs more than it saves on an index this size
-        results = st.searcher.search(q, limit=limit, filter=filt, optimize=False)
-        rows = [(hit.docnum, hit.score) for hit in results]
-    entries = ((st.by_id.get(st.ids[docnum]), score) for docnum, score in rows)
-    return [make_hit(st, entry, score, weights) for entry, score in entries if entry is not None]
+    rows, ev, _close = ranking.ranked(st, question or "", limit, source, since)
+    terms = ev.terms if ev is not None else {}
+    entries = st.corpus.entries
+    return [make_hit(st, entries[n], score, terms, paragraph=p) for n, p, score in rows]
 
 
-def make_hit(st: State, entry: Entry, score: float, weights: dict[str, float]) -> Hit:
-    """Pick the paragraph that best answers (idf-weighted query terms), bold the query words."""
+def make_hit(
+    st: State, entry: Entry, score: float, weights: dict[str, float], paragraph: int | None = None
+) -> Hit:
+    """The hit at ``paragraph`` (else the paragraph with the most idf-weighted query terms), query words bold."""
     if not entry.paragraphs:
         return Hit(entry, score, "", None, list(entry.changes))
     best, best_score, best_spans = 0, -1.0, []
     for n, toks in enumerate(st.paragraph_tokens(entry)):
+        if paragraph is not None and 0 <= paragraph < len(entry.paragraphs) and n != paragraph:
+            continue
         spans = [(a, b) for t, a, b in toks if t in weights]
         matched = {t for t, _a, _b in toks if t in weights}
         s = sum(st.idf.get(t, 1.0) * weights[t] for t in matched)

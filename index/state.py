@@ -9,7 +9,6 @@ section keys and their stems, banned names, the sorted change history, term idf.
 from __future__ import annotations
 
 import logging
-import math
 import re
 import threading
 from collections import Counter
@@ -17,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from whoosh.searching import Searcher
 
 from glossary.model import Corpus, Entry
-from index import store
+from index import lexical, store, vectors
 from index.analysis import STEMMED, STOPS, compact, fold, stem
+from index.embedding import Embedder
 from index.results import ChangeRecord
 
 log = logging.getLogger("index")
@@ -71,11 +72,15 @@ class Completer:
     keys: list[CompleteKey]
     display: dict[str, str]  # id -> shown name (<= 100 chars)
     folded: dict[str, str] = field(init=False)  # id -> folded shown name (typo-tolerant pass)
+    folded_ids: list[str] = field(init=False)  # the same, as parallel lists for rapidfuzz's batch scoring
+    folded_names: list[str] = field(init=False)
     default: list[str] = field(init=False)  # ids offered for an empty prefix, in corpus order
 
     def __post_init__(self) -> None:
         self.keys.sort()
         self.folded = {eid: fold(name) for eid, name in self.display.items()}
+        self.folded_ids = list(self.folded)
+        self.folded_names = list(self.folded.values())
         starts = {eid: order for _k, rank, order, eid in self.keys if rank == 0}
         self.default = sorted(starts, key=starts.__getitem__)
 
@@ -119,6 +124,11 @@ class State:
     banned_ids: list[str] = field(default_factory=list)  # parallel to banned_names
     changes: list[ChangeRecord] = field(default_factory=list)  # newest first
     para_tokens: dict[str, list[list[tuple[str, int, int]]]] = field(default_factory=dict)
+    lex: lexical.Lexical | None = None  # word evidence as arrays (see index/lexical.py)
+    embedder: Embedder | None = None  # None: the model is off or failed to load; ranking by words only
+    vectors: np.ndarray | None = None  # one unit vector per paragraph (lexical.units order)
+    entry_source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # per entry, corpus order
+    entry_latest: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # latest change date or ""
 
     def paragraph_tokens(self, entry: Entry) -> list[list[tuple[str, int, int]]]:
         """Analyzed paragraphs of an entry (stem, start, end), computed on first use and kept.
@@ -140,29 +150,57 @@ class State:
             log.debug("closing a searcher failed", exc_info=True)
 
 
-def build_state(corpus: Corpus, opened: store.Opened, rebuilt: bool) -> State:
-    """Open a searcher on ``opened`` and derive every lookup table from it and the corpus."""
+def write_arrays(ix: Any, folder: Path, corpus: Corpus, embedder: Embedder | None, cache_dir: Path | None) -> None:
+    """The build hook (``store.build(extra=...)``): search arrays and paragraph vectors into the build folder."""
+    lexical.write(lexical.compute(ix, corpus), folder)
+    if embedder is not None:
+        vectors.write(folder, vectors.compute(corpus, embedder, cache_dir), embedder)
+
+
+def build_state(
+    corpus: Corpus,
+    opened: store.Opened,
+    rebuilt: bool,
+    embedder: Embedder | None = None,
+    cache_dir: Path | None = None,
+) -> State:
+    """Open a searcher on ``opened`` and derive every lookup table from it and the corpus.
+
+    A build on disk must hold its arrays (else ``lexical.Unreadable``: the caller rebuilds); an in-memory
+    build gets them computed here.
+    """
+    arrays = lexical.read(opened.path) if opened.path is not None else lexical.compute(opened.index, corpus)
+    lex = lexical.Lexical(arrays, len(corpus.entries))
+    vecs = None
+    if embedder is not None:
+        if opened.path is not None:
+            vecs = vectors.read(opened.path, embedder, lex.n_units)
+        else:
+            vecs = vectors.compute(corpus, embedder, cache_dir)
     searcher = opened.index.searcher()
     reader = searcher.reader()
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)
+    st.lex, st.embedder, st.vectors = lex, embedder, vecs
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}
-    st.ids = [""] * reader.doc_count_all()
-    for docnum, fields in reader.iter_docs():
-        st.ids[docnum] = fields.get("id", "")
-    for fname in FIELD_BOOSTS:
-        st.vocab.update(_text(t) for t in reader.lexicon(fname))
+    st.ids = [e.id for e in corpus.entries]
+    st.entry_source = np.asarray([e.source for e in corpus.entries], dtype=str)
+    st.entry_latest = np.asarray([_latest(e) for e in corpus.entries], dtype=str)
+    terms = arrays["terms"].tolist()
+    st.vocab = set(terms)
     st.words = sorted(_text(t) for t in reader.lexicon("words"))
     st.words_set = set(st.words)
-    n_docs = max(1, reader.doc_count())
-    for term in st.vocab:
-        df = reader.doc_frequency("body", term)
-        st.idf[term] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+    st.idf = dict(zip(terms, lex.idf_body.tolist(), strict=True))
     _build_names(st)
     _build_sections(st)
     _build_banned(st)
     _build_changes(st)
     return st
+
+
+def _latest(e: Entry) -> str:
+    dates = [d for d in (store.effective_date(c) for c in e.changes) if d]
+    return max(dates) if dates else ""
 
 
 def _text(term: str | bytes) -> str:

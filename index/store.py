@@ -215,8 +215,14 @@ def _write(ix: Index, corpus: Corpus) -> None:
     writer.commit()
 
 
-def build(corpus: Corpus, index_dir: Path, fp: str, digest: str) -> Opened:
-    """Build a fresh index in a temp folder and atomically make it the serving one."""
+def build(
+    corpus: Corpus, index_dir: Path, fp: str, digest: str, extra: Callable[[Index, Path], None] | None = None
+) -> Opened:
+    """Build a fresh index in a temp folder and atomically make it the serving one.
+
+    ``extra(ix, folder)`` writes further files of the build (search arrays, paragraph vectors) into the
+    temp folder before it is renamed into place, so they are as atomic as the Whoosh files.
+    """
     started = time.perf_counter()
     try:
         index_dir.mkdir(parents=True, exist_ok=True)
@@ -226,6 +232,8 @@ def build(corpus: Corpus, index_dir: Path, fp: str, digest: str) -> Opened:
     try:
         ix = whoosh_index.create_in(str(tmp), make_schema())
         _write(ix, corpus)
+        if extra is not None:
+            extra(ix, tmp)
         ix.close()
         meta = _meta(corpus, fp, digest, started)
         (tmp / META).write_text(json.dumps(meta, indent=1), "utf-8")

@@ -266,3 +266,11 @@ def test_banned_list_within_limits_and_says_so_when_none_is_loaded(judge: Judge)
     empty = judge.renderer.banned_list([])
     assert empty.title == "Banned list"
     assert "No banned list is loaded." in empty.pages[0].description
+
+
+def test_ask_with_nothing_close_offers_nearest_terms(judge: Judge) -> None:
+    answer = judge.ask("how do I bake sourdough bread")
+    text = "\n".join(page.description for page in answer.pages)
+    assert "No rules text answers that question closely" in text and "Nearest terms:" in text
+    assert answer.pages[0].links  # the nearest terms are buttons
+    assert_within_limits(answer)

@@ -63,12 +63,22 @@ def test_defaults_and_token_never_in_repr() -> None:
         ({"COOLDOWN_SECONDS": "-1"}, "COOLDOWN_SECONDS: must be zero or a positive number"),
         ({"COOLDOWN_SECONDS": "soon"}, "COOLDOWN_SECONDS: expected a number of seconds"),
         ({"RULEBOOK_URL": "rules.html"}, "RULEBOOK_URL: expected an http:// or https:// URL"),
+        ({"L5R_EMBEDDING_MODEL": "/no/such/model"}, "L5R_EMBEDDING_MODEL: not a folder"),
+        ({"L5R_EMBEDDING_MODEL": "."}, "L5R_EMBEDDING_MODEL: '.' has no model.onnx"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError) as info:
         Settings.from_env(env)
     assert str(info.value).startswith(message)
+
+
+def test_embedding_model_setting_accepts_off_and_a_model_folder() -> None:
+    from index.embedding import DEFAULT_MODEL
+
+    assert Settings.from_env({"L5R_EMBEDDING_MODEL": "off"}).embedding_model == "off"
+    assert Settings.from_env({"L5R_EMBEDDING_MODEL": str(DEFAULT_MODEL)}).embedding_model == str(DEFAULT_MODEL)
+    assert Settings.from_env({}).embedding_model is None
 
 
 def test_bad_setting_at_startup_is_one_line(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_build_prints_stats(capsys: pytest.CaptureFixture[str], ixdir: Path) -> 
 def test_search_json(capsys: pytest.CaptureFixture[str], ixdir: Path) -> None:
     code, out, _ = run(capsys, ixdir, "search", "when does a duel stop resolving?", "--json", "--limit", "2")
     rows = json.loads(out)
-    assert code == 0 and len(rows) == 2
+    assert code == 0 and 1 <= len(rows) <= 2  # only answers close to the best are listed
     assert rows[0]["id"] == "glossary:resolve"
     for key in ("id", "title", "source", "section", "text", "snippet", "changes", "citation", "score"):
         assert key in rows[0]

@@ -8,7 +8,7 @@ import pytest
 
 from glossary.loader import SHIPPED_SOURCES
 from index.engine import Engine
-from index.evaluate import Baseline, format_bench, load_eval, run_eval, synthetic
+from index.evaluate import Baseline, Fts5, cross_validate, format_bench, load_eval, run_eval, synthetic
 
 
 @pytest.fixture(scope="module")
@@ -27,12 +27,35 @@ def test_eval_set_is_large_enough_and_points_at_real_entries(engine: Engine) -> 
 
 
 def test_engine_meets_targets_and_beats_baseline(engine: Engine) -> None:
-    result = run_eval(engine)
-    e, b = result["engine"], result["baseline"]
-    # the figures reached on the shipped eval set (top-1 92.5%, top-3 99.1%, MRR 0.956): no silent regression
-    assert e["top1"] >= 0.92 and e["top3"] >= 0.99 and e["mrr"] >= 0.955, result["search_misses"]
+    result = run_eval(engine, tune=False)
+    modes, b = result["modes"], result["baseline"]
+    hybrid = modes["hybrid"]
+    # the figures reached on the shipped eval set (literal top-1 91.5%, own-words top-1 75.0%): no silent regression
+    assert hybrid["literal"]["top1"] >= 0.91 and hybrid["literal"]["top3"] >= 0.96, result["search_misses"]
+    assert hybrid["paraphrased"]["top1"] >= 0.74 and hybrid["paraphrased"]["top3"] >= 0.87, result["search_misses"]
     assert result["define"]["exact_or_first"] == 1.0, result["define_misses"]
-    assert e["mrr"] > b["mrr"] and e["top1"] > b["top1"]
+    for g in ("literal", "paraphrased"):
+        assert hybrid[g]["mrr"] > b[g]["mrr"] and hybrid[g]["top1"] > b[g]["top1"]
+        # fusing beats either kind of evidence alone
+        assert hybrid[g]["mrr"] > modes["lexical"][g]["mrr"] and hybrid[g]["mrr"] > modes["semantic"][g]["mrr"]
+    shown = result["shown"]
+    assert shown["refused"] == 0 and shown["unanswerable_refused"] == shown["unanswerable"]
+    assert shown["mean_results"] < 5  # not padded to the limit
+
+
+def test_eval_set_has_own_words_questions_with_paragraphs(engine: Engine) -> None:
+    data = load_eval()
+    assert len(data["paraphrased"]) >= 60
+    by_id = engine.corpus.by_id()
+    for x in data["paraphrased"]:
+        paras = x["paragraph"] if isinstance(x["paragraph"], list) else [x["paragraph"]]
+        assert all(0 <= p < len(by_id[x["expected"]].paragraphs) for p in paras), x
+
+
+def test_cross_validation_reports_held_out_figures(engine: Engine) -> None:
+    cv = cross_validate(engine, load_eval(), folds=3)
+    assert set(cv["held_out"]) == {"literal", "paraphrased"} and len(cv["fold_picks"]) == 3
+    assert 0.5 < cv["held_out"]["paraphrased"]["mrr"] <= 1.0
 
 
 def test_baseline_is_body_only_bm25(engine: Engine) -> None:
@@ -51,8 +74,16 @@ def test_synthetic_corpus_grows_with_unique_ids(engine: Engine) -> None:
 
 
 def test_format_bench_renders_rows() -> None:
-    row = {"entries": 146, "build_s": 0.5, "index_build_s": 0.4, "tracemalloc_peak_mb": 10.0, "rss_max_mb": 80.0}
-    for k in ("complete", "define", "search"):
+    row = {"entries": 146, "paragraphs": 368, "build_s": 0.5, "open_s": 0.2, "edit_rebuild_s": 0.4, "rss_mb": 80.0}
+    for k in ("complete", "define", "search", "lexical", "fts5"):
         row[k] = {"p50_ms": 0.1, "p95_ms": 0.2, "n": 3}
+    row["vs_fts5"] = 1.0
     text = format_bench({"x1": row})
-    assert "x1" in text and "0.10/0.20 ms" in text
+    assert "x1" in text and "0.10/0.20" in text and "1.00x" in text and "one-file edit 0.40 s" in text
+
+
+def test_fts5_yardstick_finds_the_same_entries(engine: Engine) -> None:
+    fts = Fts5(engine.corpus)
+    rowid = fts.search("simultaneous consecutive ranged attacks")[0]
+    assert engine.corpus.entries[rowid - 1].id == "glossary:ranged-attack"
+    assert fts.search("what is") == [] and isinstance(fts.search('OR OR ( "'), list)
