@@ -231,6 +231,8 @@ def _render_entry(site: _Site, entry: Entry) -> str:
     meta.append(_e(entry.kind + (f": {entry.group}" if entry.group else "")))
     if entry.judge:
         meta.append(f"judge: {_e(entry.judge)}")
+    if entry.event:
+        meta.append(f"event: {_e(entry.event)}")
     loc = entry.location
     meta.append(f"{_e(loc.file)}, lines {loc.first_line}–{loc.last_line}")
     out = [

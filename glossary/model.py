@@ -95,6 +95,7 @@ class Entry:
     overrides: list[str] = field(default_factory=list)  # ids of glossary entries this format rule overrides
     overridden_by: list[str] = field(default_factory=list)  # ids of format rules overriding this entry
     judge: str | None = None  # house rulings: who ruled
+    event: str | None = None  # house rulings: the event the ruling was made for ("Kotei 2026"), if any
 
     @property
     def text(self) -> str:
