@@ -17,6 +17,7 @@ from discord.utils import escape_markdown, escape_mentions
 
 from glossary.export_html import entry_href
 from glossary.model import SOURCE_LABELS, Change, Entry
+from index.overlay import is_scoped
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit, citation
 
 # Discord's documented limits (characters unless noted).
@@ -214,17 +215,25 @@ def sort_date(change: Change) -> str:
 
 
 class Renderer:
-    """Turns results into Answers; ``lookup`` resolves entry ids (overrides, cross-references)."""
+    """Turns results into Answers; ``lookup`` resolves entry ids (overrides, cross-references);
+    ``rulings`` gives the asking server's own rulings that apply to an entry (none outside a server)."""
 
-    def __init__(self, lookup: Callable[[str], Entry | None], rulebook_url: str | None = None) -> None:
+    def __init__(
+        self,
+        lookup: Callable[[str], Entry | None],
+        rulebook_url: str | None = None,
+        rulings: Callable[[str], Sequence[Entry]] | None = None,
+    ) -> None:
         self.lookup = lookup
         self.rulebook_url = rulebook_url.rstrip("/") if rulebook_url else None
+        self.rulings = rulings or (lambda _entry_id: ())
 
     # -- shared pieces ---------------------------------------------------------------------------
 
     def rulebook_link(self, entry: Entry) -> str | None:
-        """The entry's page in the exported HTML rulebook, when RULEBOOK_URL is set."""
-        return f"{self.rulebook_url}/{entry_href(entry)}" if self.rulebook_url else None
+        """The entry's page in the exported HTML rulebook, when RULEBOOK_URL is set (a server's own rulings
+        are not in it)."""
+        return f"{self.rulebook_url}/{entry_href(entry)}" if self.rulebook_url and not is_scoped(entry.id) else None
 
     def entry_url(self, entry: Entry) -> str | None:
         """The title link: the exported rulebook if there is one, else the source page."""
@@ -289,11 +298,17 @@ class Renderer:
         for label, wording in (("Old", entry.old_wording), ("New", entry.new_wording)):
             if wording and wording not in entry.text:
                 blocks.append(f"**{label}:**\n{escape(wording)}")
+        server = [r for r in self.rulings(entry.id) if r.id != entry.id]
+        for ruling in server:  # this server's own rulings, read after the rule they apply to
+            blocks.append(f"**Server ruling — {escape(ruling.title)}**{ruling_credit(ruling)}:")
+            blocks.extend(escape(p) for p in ruling.paragraphs)
 
         facts = []
         if entry.group:
             facts.append(("Category" if entry.kind == "banned" else "Group") + f": {escape(entry.group)}")
-        if entry.source == "house":
+        if is_scoped(entry.id):
+            facts.append("Server ruling" + ruling_credit(entry))
+        elif entry.source == "house":
             facts.append("House ruling" + ruling_credit(entry))
         elif entry.judge:
             facts.append(f"Ruled by {escape(entry.judge)}")
@@ -309,6 +324,7 @@ class Renderer:
         links += [Link(_label(_rule_kind(r) + ": " + r.title), r.id) for r in overriders]
         applies = "Applies to: " if entry.source == "house" else "Overrides: "
         links += [Link(_label(applies + self._name(i)), i) for i in entry.overrides]
+        links += [Link(_label("Server ruling: " + r.title), r.id) for r in server]
         links += list(extra)
         links = [ln for ln in links if ln.entry_id != entry.id]
         footer = f"{SOURCE_LABELS.get(entry.source, entry.source)} · {entry.kind} · {entry.id}"
@@ -320,7 +336,7 @@ class Renderer:
             arg=entry.id if arg is None else arg,
             url=self.entry_url(entry),
             colour=COLOURS.get(entry.source, NEUTRAL_COLOUR),
-            hit_ids=[entry.id, *(r.id for r in overriders)],
+            hit_ids=[entry.id, *(r.id for r in overriders), *(r.id for r in server)],
         )
 
     def _record_fields(self, entry: Entry) -> list[Field]:
@@ -369,7 +385,11 @@ class Renderer:
             )
         footer = "Open a result to read it in full"
         items = [
-            (self._hit_block(k, hit), [Link(_label(f"{k}. {hit.entry.title}"), hit.entry.id)])
+            (
+                self._hit_block(k, hit),
+                [Link(_label(f"{k}. {hit.entry.title}"), hit.entry.id)]
+                + [Link(_label("Server ruling: " + r.title), r.id) for r in self.rulings(hit.entry.id)],
+            )
             for k, hit in enumerate(hits, start=1)
         ]
         pages = number_pages(pack(items, ASK_PER_PAGE, description_budget(title, footer), "\n\n"), footer)
@@ -379,7 +399,8 @@ class Renderer:
         entry = hit.entry
         source = SOURCE_LABELS.get(entry.source, entry.source)
         if entry.source == "house":
-            source = "House ruling" + ruling_credit(entry, escaped=False)
+            kind = "Server ruling" if is_scoped(entry.id) else "House ruling"
+            source = kind + ruling_credit(entry, escaped=False)
         head = f"**{number}. {escape(entry.title)}** — {escape(source)}"
         snippet = hit.snippet or (entry.paragraphs[hit.paragraph] if hit.paragraph is not None else entry.text)
         # The engine's snippet is Markdown (bold query words); only mentions still need defusing.
@@ -395,6 +416,8 @@ class Renderer:
             lines.append(f"Overridden in {escape(SOURCE_LABELS['obsidian-hand'])} — open it to see the format's rule")
         if "house" in by_source:
             lines.append("A house ruling applies — open it to see the ruling")
+        for ruling in self.rulings(entry.id):
+            lines.append(f"This server's ruling applies: **{escape(ruling.title)}**{ruling_credit(ruling)}")
         lines.append(self.citation_text(entry, 400))
         return "\n".join(lines)
 
@@ -419,7 +442,8 @@ class Renderer:
     def _change_line(self, record: ChangeRecord) -> str:
         change, entry = record.change, record.entry
         if entry.source == "house":  # the ruling's file title is noise here; say what it is and who ruled
-            where = f"House ruling › {entry.title}" + (f" ({entry.judge})" if entry.judge else "")
+            kind = "Server ruling" if is_scoped(entry.id) else "House ruling"
+            where = f"{kind} › {entry.title}" + (f" ({entry.judge})" if entry.judge else "")
         else:
             parts = [*entry.section[-1:], entry.title] if entry.section[-1:] != [entry.title] else [entry.title]
             where = " › ".join(parts)
@@ -498,9 +522,10 @@ class Renderer:
 
 
 def ruling_credit(entry: Entry, *, escaped: bool = True) -> str:
-    """`` (Judge, 2026-11-01)`` for a house ruling: who ruled and when (the earliest date), if known."""
+    """`` (Judge, 2026-11-01, Event)`` for a house ruling: who ruled, when (the earliest date), and at
+    which event, as far as known."""
     dates = sorted(c.date for c in entry.changes if c.date)
-    parts = [entry.judge or "", dates[0] if dates else ""]
+    parts = [entry.judge or "", dates[0] if dates else "", entry.event or ""]
     text = ", ".join(p for p in parts if p)
     if not text:
         return ""
