@@ -312,6 +312,8 @@ class Renderer:
             facts.append("House ruling" + ruling_credit(entry))
         elif entry.judge:
             facts.append(f"Ruled by {escape(entry.judge)}")
+        if server:
+            facts.append("This server's rulings: " + ", ".join(escape(r.title) for r in server))
         if entry.overrides:
             names = [self._name(i) for i in entry.overrides]
             verb = "Applies to" if entry.source == "house" else "Overrides in this format"
