@@ -1131,6 +1131,12 @@ class FakeDiscord:
             raise RuntimeError("no gateway session: is the bot connected to the fake?")
         return candidates[-1]
 
+    def session_for_shard(self, shard_id: int) -> GatewaySession:
+        candidates = [s for s in self.sessions.values() if s.shard_id == shard_id]
+        if not candidates:
+            raise RuntimeError(f"no gateway session for shard {shard_id}")
+        return candidates[-1]
+
     async def wait_until_connected(self, shards: int | None = None, timeout: float = 10.0) -> None:
         want = self.shard_count if shards is None else shards
         await self.wait_for(
@@ -1209,6 +1215,7 @@ class FakeDiscord:
         user: FakeUser | None = None,
         settle: bool = True,
         timeout: float = 5.0,
+        shard: int | None = None,
     ) -> InteractionRecord:
         """The user fills in the modal the bot opened for ``rec`` and submits it (interaction type 5).
 
@@ -1241,7 +1248,8 @@ class FakeDiscord:
             raise ValueError(f"the modal has no field(s) {sorted(values)}")
         data = {"custom_id": modal["custom_id"], "components": components}
         return await self._dispatch_interaction(
-            5, data, user or rec.user, rec.guild, message=rec.payload.get("message"), settle=settle, timeout=timeout
+            5, data, user or rec.user, rec.guild, message=rec.payload.get("message"), settle=settle, timeout=timeout,
+            shard=shard,
         )
 
     def _find_command(self, name: str, ctype: int, guild: FakeGuild | None) -> dict[str, Any]:
@@ -1419,13 +1427,16 @@ class FakeDiscord:
         message: dict[str, Any] | None = None,
         settle: bool = True,
         timeout: float = 5.0,
+        shard: int | None = None,
     ) -> InteractionRecord:
-        """Send an interaction of type ``itype`` to the shard that owns ``guild``; by default wait
-        until the bot has answered it."""
+        """Send an interaction of type ``itype`` to the shard that owns ``guild`` (or, with ``shard``, to
+        that shard's session: what a guild's interactions do while it moves to another shard, e.g. when a
+        bot is resharded); by default wait until the bot has answered it."""
         user = user or self.member
         payload = self._interaction_payload(itype, data, user, guild, message=message)
         rec = self._register(payload, user, guild)
-        await self.dispatch_event(self.session_for_guild(guild), "INTERACTION_CREATE", payload)
+        session = self.session_for_guild(guild) if shard is None else self.session_for_shard(shard)
+        await self.dispatch_event(session, "INTERACTION_CREATE", payload)
         if settle:
             await rec.wait_until(lambda r: r.settled, timeout)
         return rec
@@ -1440,6 +1451,7 @@ class FakeDiscord:
         dm: bool = False,
         settle: bool = True,
         timeout: float = 5.0,
+        shard: int | None = None,
     ) -> InteractionRecord:
         """A user runs slash command ``name`` ("group sub" for subcommands); waits for the final answer.
 
@@ -1452,7 +1464,7 @@ class FakeDiscord:
             if 1 not in (cmd.get("contexts") or [0, 1, 2]) or cmd.get("dm_permission") is False:
                 raise ValueError(f"/{name} is not available in direct messages")
         data = self._command_data(name, options, guild)
-        return await self._dispatch_interaction(2, data, user, guild, settle=settle, timeout=timeout)
+        return await self._dispatch_interaction(2, data, user, guild, settle=settle, timeout=timeout, shard=shard)
 
     async def autocomplete(
         self,
