@@ -321,15 +321,19 @@ class Rulings(commands.Cog):
         await interaction.response.send_modal(modal)
 
     async def on_modal(self, interaction: discord.Interaction, state: str, values: dict[str, str]) -> None:
-        config = await _require_judge(interaction)
-        service = _service(interaction)
-        scope = _scope(interaction)
         ruling_id = version = None
         if state.startswith("e:"):
             _e, rid, ver = state.split(":")
             ruling_id, version = int(rid), int(ver)
         form = _Form(ruling_id, version, values.get("title", ""), values.get("text", ""),
                      values.get("applies", ""), values.get("event", ""))  # fmt: skip
+        try:  # checked again at submission: the role may have gone, and the database may be down now
+            config = await _require_judge(interaction)
+        except RulingError as refused:
+            await self._hand_back(interaction, form, str(refused))
+            return
+        service = _service(interaction)
+        scope = _scope(interaction)
         draft, problems = markdown.check_draft(form.title, form.text, form.event, form.applies, service.resolver)
         if problems:
             await self._hand_back(interaction, form, "Nothing was saved:\n" + present.problems_text(problems))

@@ -65,8 +65,6 @@ def describe(url: URL) -> str:
 def make_engine(url: URL) -> AsyncEngine:
     """An async engine; SQLite files get WAL, a busy timeout and foreign keys on every connection."""
     if url.get_backend_name() == "sqlite":
-        if url.database and url.database != ":memory:":
-            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, connect_args={"timeout": CONNECT_TIMEOUT})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
@@ -125,7 +123,7 @@ async def _file_lock(url: URL) -> AsyncIterator[None]:
         yield
         return
     path = Path(url.database).with_suffix(".migrate.lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)  # the state folder, on first start (OSError: "down")
     with open(path, "a+") as handle:
         await asyncio.to_thread(fcntl.flock, handle, fcntl.LOCK_EX)
         try:
