@@ -109,11 +109,15 @@ def modal_html(modal: dict, values: dict[str, str]) -> str:
 def message_html(message: dict, command: str, user: str) -> str:
     embed = message["embeds"][0]
     colour = f"#{int(embed.get('color') or 0):06x}"
-    body = [f'<div class="used">{html.escape(user)} used <span style="color:#00a8fc">{html.escape(command)}</span></div>',
-            '<span class="name">Judge Bot</span><span class="tag">APP</span><span class="time">Today at 14:02</span>',
-            f'<div class="embed" style="border-color:{colour}">']  # fmt: skip
+    used = f'{html.escape(user)} used <span style="color:#00a8fc">{html.escape(command)}</span>'
+    body = [
+        f'<div class="used">{used}</div>',
+        '<span class="name">Judge Bot</span><span class="tag">APP</span><span class="time">Today at 14:02</span>',
+        f'<div class="embed" style="border-color:{colour}">',
+    ]
     title = discord_markdown(embed.get("title") or "")
-    body.append(f'<div class="title">{title}</div><div class="text">{discord_markdown(embed.get("description") or "")}</div>')
+    text = discord_markdown(embed.get("description") or "")
+    body.append(f'<div class="title">{title}</div><div class="text">{text}</div>')
     for f in embed.get("fields") or []:
         body.append(f'<div class="field"><div class="fname">{discord_markdown(f["name"])}</div>'
                     f'<div>{discord_markdown(f["value"])}</div></div>')  # fmt: skip
