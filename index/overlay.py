@@ -90,6 +90,8 @@ class Overlay:
     by_target: Mapping[str, tuple[Entry, ...]]  # shared entry id -> the scope's entries applying to it
     docs: Mapping[str, _Doc] = field(repr=False)
     df: Mapping[str, int] = field(repr=False)
+    postings: Mapping[str, tuple[str, ...]] = field(repr=False)  # term -> ids of the entries holding it
+    total_length: float = 0.0  # of all the scope's entries (BM25's average length)
     names: tuple[tuple[str, str], ...] = field(repr=False)  # (folded title, id), in entry order
 
     def __len__(self) -> int:
@@ -137,14 +139,16 @@ class Overlay:
         if not terms:
             return list(hits)[:limit]
         idf = {t: self._idf(stats, t) for t in terms}
-        base_docs = [_Doc.of(h.entry) for h in hits]
-        avg = sum(d.length for d in [*base_docs, *self.docs.values()]) / max(1, len(base_docs) + len(self.docs))
+        base_docs = [_base_doc(h.entry) for h in hits]
+        avg = (sum(d.length for d in base_docs) + self.total_length) / max(1, len(base_docs) + len(self.docs))
         base_scores = [self._bm25(d, idf, avg) for d in base_docs]
+        matching = dict.fromkeys(i for t in terms for i in self.postings.get(t, ()))  # only these can score
         candidates = []
-        for entry in self.entries:
+        for entry_id in matching:
+            entry = self.by_id[entry_id]
             if lo and not any((c.date or "") >= lo for c in entry.changes):
                 continue
-            score = self._bm25(self.docs[entry.id], idf, avg)
+            score = self._bm25(self.docs[entry_id], idf, avg)
             if score > 0:
                 candidates.append((score, entry))
         if not candidates:
@@ -250,6 +254,21 @@ class Overlay:
         return dated + [r for r in merged if not _effective(r)]
 
 
+_BASE_DOCS: dict[int, tuple[Entry, _Doc]] = {}  # shared entries' term counts, analysed once per entry object
+_BASE_DOCS_MAX = 20_000
+
+
+def _base_doc(entry: Entry) -> _Doc:
+    found = _BASE_DOCS.get(id(entry))
+    if found is not None and found[0] is entry:
+        return found[1]
+    if len(_BASE_DOCS) >= _BASE_DOCS_MAX:  # a reload left the old entries behind: start over
+        _BASE_DOCS.clear()
+    doc = _Doc.of(entry)
+    _BASE_DOCS[id(entry)] = (entry, doc)
+    return doc
+
+
 def _effective(record: ChangeRecord) -> str | None:
     change = record.change
     return change.probable_date if change.anomaly and change.probable_date else change.date
@@ -277,10 +296,11 @@ def build_overlay(scope: str, entries: Iterable[Entry], revision: int = 0, base:
         for target in entry.overrides:
             by_target.setdefault(target, []).append(entry)
     docs = {e.id: _Doc.of(e) for e in kept}
-    df: dict[str, int] = {}
-    for doc in docs.values():
+    postings: dict[str, list[str]] = {}
+    for entry_id, doc in docs.items():
         for term in doc.tf:
-            df[term] = df.get(term, 0) + 1
+            postings.setdefault(term, []).append(entry_id)
+    df = {term: len(ids) for term, ids in postings.items()}
     return Overlay(
         scope=scope,
         revision=revision,
@@ -289,6 +309,8 @@ def build_overlay(scope: str, entries: Iterable[Entry], revision: int = 0, base:
         by_target={k: tuple(v) for k, v in by_target.items()},
         docs=docs,
         df=df,
+        postings={t: tuple(ids) for t, ids in postings.items()},
+        total_length=sum(d.length for d in docs.values()),
         names=tuple((fold(e.title), e.id) for e in kept),
     )
 
