@@ -91,8 +91,8 @@ class Overlay:
     docs: Mapping[str, _Doc] = field(repr=False)
     df: Mapping[str, int] = field(repr=False)
     postings: Mapping[str, tuple[str, ...]] = field(repr=False)  # term -> ids of the entries holding it
-    total_length: float = 0.0  # of all the scope's entries (BM25's average length)
     names: tuple[tuple[str, str], ...] = field(repr=False)  # (folded title, id), in entry order
+    total_length: float = 0.0  # of all the scope's entries (for BM25's average length)
 
     def __len__(self) -> int:
         return len(self.entries)
