@@ -28,7 +28,14 @@ from .views import DYNAMIC_ITEMS, send_error
 if TYPE_CHECKING:
     from index.engine import Engine
 
+    from .rulings.service import RulingsService
+
 log = logging.getLogger("bot")
+
+
+def scope_of(guild_id: int) -> str:
+    """The rulings scope of a Discord server (an opaque string to the layers below)."""
+    return f"guild:{guild_id}"
 
 EXTENSIONS = (
     "bot.cogs.define",
@@ -39,6 +46,7 @@ EXTENSIONS = (
     "bot.cogs.meta",
     "bot.cogs.admin",
     "bot.cogs.lookup_menu",
+    "bot.cogs.rulings",
 )
 COMMAND_HASH_FILE = "commands.sha256"
 
@@ -137,6 +145,7 @@ class JudgeBot(commands.AutoShardedBot):
         # The Judge holds the one engine every command uses; it is opened once, in setup_hook.
         self._judge: Judge | None = Judge(engine, settings.rulebook_url) if engine is not None else None
         self.synced: bool | None = None  # whether the last start pushed commands to Discord
+        self.rulings: RulingsService | None = None  # each server's own rulings (opened in setup_hook)
 
     @property
     def judge(self) -> Judge:
@@ -160,10 +169,45 @@ class JudgeBot(commands.AutoShardedBot):
         if self.settings.api_base:
             url = await discover_gateway(self.http)
             log.info("using API base %s, gateway %s", self.settings.api_base, url)
+        await self.open_rulings()
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         self.synced = await self.sync_commands()
+
+    async def open_rulings(self) -> None:
+        """The rulings database (DATABASE_URL, else SQLite in the state folder); a database that is down
+        does not stop the bot: it answers from the rules and keeps trying."""
+        from .rulings.db import resolve_url
+        from .rulings.service import RulingsService
+
+        url = resolve_url(self.settings.database_url, self.state_dir())
+        self.rulings = RulingsService(
+            url,
+            lambda: self.judge.engine,
+            poll_seconds=self.settings.rulings_poll_seconds,
+            on_remote_reload=self.reload_rules,
+        )
+        await self.rulings.start()
+
+    async def reload_rules(self) -> dict[str, Any]:
+        """Re-read the rule documents and relink every server's rulings to the new entries."""
+        stats = await asyncio.to_thread(self.judge.engine.reload)
+        if self.rulings is not None:
+            await self.rulings.relink()
+        return stats
+
+    async def judge_for(self, interaction: discord.Interaction) -> Judge:
+        """The commands as the interaction's server sees them: with its rulings (none in direct messages)."""
+        if self.rulings is None or interaction.guild_id is None:
+            return self.judge
+        overlay, notice = await self.rulings.overlay_for(scope_of(interaction.guild_id))
+        return self.judge.scoped(overlay, notice)
+
+    async def close(self) -> None:
+        if self.rulings is not None:
+            await self.rulings.close()
+        await super().close()
 
     def state_dir(self) -> Path:
         """Where the synced-commands hash is kept: L5R_STATE_DIR, else beside the index folder."""

@@ -17,6 +17,7 @@ from discord.utils import escape_markdown, escape_mentions
 
 from glossary.export_html import paragraph_href
 from glossary.model import SOURCE_LABELS, Change, Entry
+from index.overlay import is_scoped
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit, citation
 
 # Discord's documented limits (characters unless noted).
@@ -244,24 +245,31 @@ def sort_date(change: Change) -> str:
 
 
 class Renderer:
-    """Turns results into Answers; ``lookup`` resolves entry ids (overrides, cross-references)."""
+    """Turns results into Answers; ``lookup`` resolves entry ids (overrides, cross-references);
+    ``rulings`` gives the asking server's own rulings that apply to an entry (none outside a server)."""
 
     def __init__(
         self,
         lookup: Callable[[str], Entry | None],
         rulebook_url: str | None = None,
         children: Callable[[str], list[Entry]] | None = None,
+        *,
+        rulings: Callable[[str], Sequence[Entry]] | None = None,
     ) -> None:
         self.lookup = lookup
         self.rulebook_url = rulebook_url.rstrip("/") if rulebook_url else None
         # The sub-headings under a section, for headings that have no text of their own ("I. CARDINAL RULES").
         self.children = children or (lambda _entry_id: [])
+        self.rulings = rulings or (lambda _entry_id: ())
 
     # -- shared pieces ---------------------------------------------------------------------------
 
     def rulebook_link(self, entry: Entry, paragraph: int | None = None) -> str | None:
-        """The entry (or one of its paragraphs) in the exported HTML rulebook, when RULEBOOK_URL is set."""
-        return f"{self.rulebook_url}/{paragraph_href(entry, paragraph)}" if self.rulebook_url else None
+        """The entry (or one of its paragraphs) in the exported HTML rulebook, when RULEBOOK_URL is set (a
+        server's own rulings are not in it)."""
+        if not self.rulebook_url or is_scoped(entry.id):
+            return None
+        return f"{self.rulebook_url}/{paragraph_href(entry, paragraph)}"
 
     def entry_url(self, entry: Entry) -> str | None:
         """The title link: the exported rulebook if there is one, else the source page."""
@@ -380,14 +388,22 @@ class Renderer:
         for label, wording in (("Old", entry.old_wording), ("New", entry.new_wording)):
             if wording and wording not in entry.text:
                 blocks.append(f"**{label}:**\n{escape(wording)}")
+        server = [r for r in self.rulings(entry.id) if r.id != entry.id]
+        for ruling in server:  # this server's own rulings, read after the rule they apply to
+            blocks.append(f"**Server ruling — {escape(ruling.title)}**{ruling_credit(ruling)}:")
+            blocks.extend(escape(p) for p in ruling.paragraphs)
 
         facts = []
         if entry.group:
             facts.append(("Category" if entry.kind == "banned" else "Group") + f": {escape(entry.group)}")
-        if entry.source == "house":
+        if is_scoped(entry.id):
+            facts.append("Server ruling" + ruling_credit(entry))
+        elif entry.source == "house":
             facts.append("House ruling" + ruling_credit(entry))
         elif entry.judge:
             facts.append(f"Ruled by {escape(entry.judge)}")
+        if server:
+            facts.append("This server's rulings: " + ", ".join(escape(r.title) for r in server))
         if entry.overrides:
             names = [self._name(i) for i in entry.overrides]
             verb = "Applies to" if entry.source == "house" else "Overrides in this format"
@@ -402,6 +418,7 @@ class Renderer:
         links += [Link(_label("Also stated in: " + self._name(r.entry)), r.entry) for r in entry.restated]
         applies = "Applies to: " if entry.source == "house" else "Overrides: "
         links += [Link(_label(applies + self._name(i)), i) for i in entry.overrides]
+        links += [Link(_label("Server ruling: " + r.title), r.id) for r in server]
         links += list(extra)
         links = [ln for ln in links if ln.entry_id != entry.id]
         footer = f"{SOURCE_LABELS.get(entry.source, entry.source)} · {entry.kind} · {entry.id}"
@@ -413,7 +430,7 @@ class Renderer:
             arg=entry.id if arg is None else arg,
             url=self.entry_url(entry),
             colour=COLOURS.get(entry.source, NEUTRAL_COLOUR),
-            hit_ids=[entry.id, *(r.id for r in overriders)],
+            hit_ids=[entry.id, *(r.id for r in overriders), *(r.id for r in server)],
         )
 
     def _record_fields(self, entry: Entry) -> list[Field]:
@@ -504,7 +521,11 @@ class Renderer:
             return self.message(title, text, kind=ASK, arg=question, links=links)
         footer = "Open a result to read it in full"
         items = [
-            (self._hit_block(k, hit), [Link(_label(f"{k}. {hit.entry.label}"), hit.entry.id)])
+            (
+                self._hit_block(k, hit),
+                [Link(_label(f"{k}. {hit.entry.label}"), hit.entry.id)]
+                + [Link(_label("Server ruling: " + r.title), r.id) for r in self.rulings(hit.entry.id)],
+            )
             for k, hit in enumerate(hits, start=1)
         ]
         pages = number_pages(pack(items, ASK_PER_PAGE, description_budget(title, footer), "\n\n"), footer)
@@ -516,7 +537,8 @@ class Renderer:
         entry = hit.entry
         source = SOURCE_LABELS.get(entry.source, entry.source)
         if entry.source == "house":
-            source = "House ruling" + ruling_credit(entry, escaped=False)
+            kind = "Server ruling" if is_scoped(entry.id) else "House ruling"
+            source = kind + ruling_credit(entry, escaped=False)
         head = f"**{number}. {escape(entry.label)}** — {escape(source)}"
         if not entry.paragraphs:  # a bare heading: say what is under it rather than quote nothing
             under = ", ".join(escape(c.label) for c in self.children(entry.id)) or "nothing"
@@ -549,6 +571,8 @@ class Renderer:
             if r.differs and other is not None and hit.paragraph in r.paragraphs:
                 lines.append(f"The ruleset states this again in **{escape(other.label)}**, in other words:")
                 lines.append(quote(shorten(escape("\n".join(other.paragraphs[k] for k in r.other_paragraphs)), 500)))
+        for ruling in self.rulings(entry.id):
+            lines.append(f"This server's ruling applies: **{escape(ruling.title)}**{ruling_credit(ruling)}")
         lines.append(self.citation_text(entry, 400, hit.paragraph))
         return "\n".join(lines)
 
@@ -575,7 +599,8 @@ class Renderer:
         several, so two alike rows say which text each dates), its note."""
         change, entry = record.change, record.entry
         if entry.source == "house":  # the ruling's file title is noise here; say what it is and who ruled
-            where = f"House ruling › {entry.label}" + (f" ({entry.judge})" if entry.judge else "")
+            kind = "Server ruling" if is_scoped(entry.id) else "House ruling"
+            where = f"{kind} › {entry.label}" + (f" ({entry.judge})" if entry.judge else "")
         else:
             parts = [*entry.section[-1:], entry.label] if entry.section[-1:] != [entry.title] else [entry.label]
             where = " › ".join(parts)
@@ -704,9 +729,10 @@ def quote(text: str) -> str:
 
 
 def ruling_credit(entry: Entry, *, escaped: bool = True) -> str:
-    """`` (Judge, 2026-11-01)`` for a house ruling: who ruled and when (the earliest date), if known."""
+    """`` (Judge, 2026-11-01, Event)`` for a house ruling: who ruled, when (the earliest date), and at
+    which event, as far as known."""
     dates = sorted(c.date for c in entry.changes if c.date)
-    parts = [entry.judge or "", dates[0] if dates else ""]
+    parts = [entry.judge or "", dates[0] if dates else "", entry.event or ""]
     text = ", ".join(p for p in parts if p)
     if not text:
         return ""

@@ -22,6 +22,7 @@ from .render import Answer, Renderer, escape
 
 if TYPE_CHECKING:
     from index.engine import Engine
+    from index.overlay import Overlay
 
 ABOUT, HELP = "i", "h"
 QUERY_LIMIT = 300  # characters of a question we search on (a quoted message can be long)
@@ -43,6 +44,12 @@ HELP_TEXT = [
     ("/about", "Loaded sources, entry counts, index build time, version.", "/about"),
     ("Look up rules", "Message menu (Apps › Look up rules): runs /ask on that message's text.", ""),
     ("/reload", "Owner or Manage Server only: rebuild the index from the sources.", "/reload"),
+    (
+        "/ruling …",
+        "This server's own rulings: `list`, `history`, `export` for everyone; `add`, `edit`, `retire`, "
+        "`restore`, `import` for its judges; `config` for its admins.",
+        "/ruling list",
+    ),
 ]
 
 
@@ -91,26 +98,51 @@ def parse_source(value: str | None) -> str | None:
 
 class Judge:
     """The commands over one Engine, for the life of the process: ``Engine.reload`` swaps the rebuilt
-    index in place, so nothing here is recreated on /reload."""
+    index in place, so nothing here is recreated on /reload.
 
-    def __init__(self, engine: Engine, rulebook_url: str | None = None) -> None:
+    ``scoped(overlay)`` gives the same commands for one server: its own rulings (``index.overlay``)
+    merged into every answer; ``notice`` is a line its next answer opens with (e.g. rulings unavailable).
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        rulebook_url: str | None = None,
+        overlay: Overlay | None = None,
+        notice: str | None = None,
+    ) -> None:
         self.engine = engine
-        self.renderer = Renderer(self.lookup, rulebook_url, children=engine.children)
+        self.rulebook_url = rulebook_url
+        self.overlay = overlay
+        self.notice = notice
+        rulings = overlay.applying_to if overlay is not None else None
+        self.renderer = Renderer(self.lookup, rulebook_url, children=engine.children, rulings=rulings)
+
+    def scoped(self, overlay: Overlay | None, notice: str | None = None) -> Judge:
+        """These commands as one server sees them (cheap: shares the engine)."""
+        if overlay is None and notice is None:
+            return self
+        return Judge(self.engine, self.rulebook_url, overlay, notice)
+
+    def run(self, make: Callable[[Judge], Answer]) -> Answer:
+        """``make(self)``, opened with this judge's notice when there is one."""
+        answer = make(self)
+        return with_notice(answer, self.notice) if self.notice else answer
 
     def lookup(self, entry_id: str) -> Entry | None:
-        return self.engine.get(entry_id)
+        return self.engine.get(entry_id, self.overlay)
 
     # -- commands -------------------------------------------------------------------------------
 
     def define(self, term: str) -> Answer:
         term = _clean(term, "term")
-        exact = self.engine.get(term)  # autocomplete sends entry ids
+        exact = self.lookup(term)  # autocomplete sends entry ids
         if exact is not None:
             return self.renderer.entry(exact)
-        return self.renderer.define(term, self.engine.define(term))
+        return self.renderer.define(term, self.engine.define(term, overlay=self.overlay))
 
     def open(self, entry_id: str) -> Answer:
-        entry = self.engine.get(entry_id)
+        entry = self.lookup(entry_id)
         if entry is None:
             return self.renderer.message(
                 "Entry not found",
@@ -122,7 +154,7 @@ class Judge:
 
     def ask(self, question: str) -> Answer:
         question = _clean(question, "question")[:QUERY_LIMIT]
-        hits = self.engine.search(question, limit=render.ASK_LIMIT)
+        hits = self.engine.search(question, limit=render.ASK_LIMIT, overlay=self.overlay)
         # Nothing close: say so, and offer the nearest terms rather than a list of noise.
         near = self.engine.nearest_terms(question, limit=render.NEAR_LIMIT) if not hits else []
         return self.renderer.ask(question, hits, near)
@@ -141,7 +173,7 @@ class Judge:
         if since_iso and until_iso and since_iso > until_iso:
             raise UserError(f"`since` ({since_iso}) is after `until` ({until_iso}).")
         source_key = parse_source(source)
-        records = self.engine.changes(since=since_iso, until=until_iso, source=source_key)
+        records = self.engine.changes(since=since_iso, until=until_iso, source=source_key, overlay=self.overlay)
         return self.renderer.changes(records, since_iso, until_iso, source_key)
 
     def banned(self, card: str | None = None) -> Answer:
@@ -160,6 +192,8 @@ class Judge:
         by_source = Counter(e.source for e in corpus.entries)
         lines = [f"**Version** {version()}", f"**Entries** {len(corpus.entries)}"]
         lines += [f"- {SOURCE_LABELS.get(s, s)}: {n}" for s, n in sorted(by_source.items())]
+        if self.overlay is not None:
+            lines.append(f"- This server's rulings: {len(self.overlay)}")
         lines.append(f"**Source files** ({len(corpus.files)})")
         lines += [f"- {escape(f)}" for f in corpus.files]
         built = stats.get("built_at")
@@ -203,6 +237,17 @@ class Judge:
         if kind not in by_arg:
             raise UserError("That button is not one this bot understands.")
         return by_arg[kind](arg)
+
+
+def with_notice(answer: Answer, notice: str) -> Answer:
+    """``answer`` with ``notice`` (italic) opening its first page, still within Discord's embed limits."""
+    page = answer.pages[0]
+    note = f"*{escape(notice)}*"
+    room = min(render.DESCRIPTION_LIMIT, render.EMBED_TOTAL_LIMIT - render.embed_size(answer.title, page)
+               + len(page.description))  # fmt: skip
+    text = f"{note}\n\n{page.description}" if page.description else note
+    page.description = render.shorten(text, max(room, len(note)))
+    return answer
 
 
 def _clean(text: str, name: str) -> str:

@@ -43,6 +43,8 @@ class Settings:
     owner_ids: frozenset[int] = frozenset()
     state_dir: Path | None = None  # the synced-commands hash; default: beside the index folder
     embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); read by index
+    database_url: str | None = field(default=None, repr=False)  # rulings database; default: SQLite in state_dir
+    rulings_poll_seconds: float = 2.0  # how often other processes' ruling changes and /reloads are looked for
 
     @property
     def log_level_number(self) -> int:
@@ -88,6 +90,8 @@ class Settings:
             owner_ids=frozenset(get.int_list("OWNER_IDS") or ()),
             state_dir=get.path("L5R_STATE_DIR"),
             embedding_model=model,
+            database_url=get.database_url("DATABASE_URL"),
+            rulings_poll_seconds=get.number("RULINGS_POLL_SECONDS", default=2.0) or 2.0,
         )
 
 
@@ -144,6 +148,15 @@ class _Getter:
         if not value.startswith(("http://", "https://")):
             raise SettingsError(f"{name}: expected an http:// or https:// URL, got {value!r}")
         return value.rstrip("/")
+
+    def database_url(self, name: str) -> str | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        if not value.startswith(("postgresql://", "postgres://", "postgresql+asyncpg://", "sqlite:///")):
+            # never echo the value: it may hold a password
+            raise SettingsError(f"{name}: expected postgresql://user:password@host/dbname or sqlite:///path")
+        return value
 
     def path(self, name: str) -> Path | None:
         value = self.text(name)

@@ -164,7 +164,8 @@ async def run_judge(
     ``thinking=False`` (paging) defers as "update the message" instead of "bot is thinking".
     """
     bot: JudgeBot = interaction.client  # type: ignore[assignment]
-    task = asyncio.ensure_future(asyncio.to_thread(make, bot.judge))
+    judge = await bot.judge_for(interaction)  # with the asking server's own rulings, if any
+    task = asyncio.ensure_future(asyncio.to_thread(judge.run, make))
     done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
     if not done and not interaction.response.is_done():
         await interaction.response.defer(ephemeral=private, thinking=thinking)

@@ -442,6 +442,8 @@ def _render_entry(site: _Site, entry: Entry) -> str:
     meta.append(_text(entry.kind + (f": {entry.group}" if entry.group else "")))
     if entry.judge:
         meta.append(f"judge: {_text(entry.judge)}")
+    if entry.event:
+        meta.append(f"event: {_text(entry.event)}")
     loc = entry.location
     lines = f"line {loc.first_line}" if loc.first_line == loc.last_line else f"lines {loc.first_line}–{loc.last_line}"
     meta.append(f"{_text(_file_name(loc.file))}, {lines}")

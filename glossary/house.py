@@ -7,7 +7,8 @@ Format (one file may hold many rulings)::
     ## Terrain played during a duel        <- each H2 is one ruling (its title)
     Date: 2026-11-01                       <- optional metadata lines, first block under the heading
     Judge: Jane Doe
-    Applies to: Terrain, Ranged Attack
+    Event: Kotei 2026                      <- optional: the event it was made for
+    Applies to: Terrain, Ranged Attack     <- entry names (or ids such as glossary:terrain)
 
     Body paragraphs, lists... kept exactly as written.
 
@@ -19,6 +20,7 @@ so every body block can be quoted verbatim and cited by line.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import xml.etree.ElementTree as etree
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +54,9 @@ _DATE_KEYS: dict[str, ChangeKind] = {
 }
 _JUDGE_KEYS = {"judge", "judges", "ruled by"}
 _APPLIES_KEYS = {"applies to", "see also"}
+_EVENT_KEYS = {"event"}
+# "glossary:terrain": an entry id, for names two entries share (the linker keeps it when it exists).
+_ENTRY_ID = re.compile(r"^(?:glossary|obsidian-hand|house):[a-z0-9][a-z0-9-]*$")
 _MAX_KEY_WORDS = 3  # "Applies to", "Ruled by": anything longer is prose, not a metadata line
 
 
@@ -172,7 +177,7 @@ def _metadata_lines(source: str) -> list[tuple[str, str]]:
         if not sep or not key or len(key.split()) > _MAX_KEY_WORDS:
             break
         pairs.append((key, value.strip().strip("*_").strip()))
-    known = _DATE_KEYS.keys() | _JUDGE_KEYS | _APPLIES_KEYS
+    known = _DATE_KEYS.keys() | _JUDGE_KEYS | _APPLIES_KEYS | _EVENT_KEYS
     return pairs if any(key in known for key, _ in pairs) else []
 
 
@@ -190,6 +195,7 @@ class _Metadata:
     changes: list[Change]
     see_also: list[CrossRef]
     judge: str | None
+    event: str | None = None
 
 
 def _read_metadata(
@@ -209,12 +215,16 @@ def _read_metadata(
                 meta.changes.append(Change(kind=_DATE_KEYS[key], date=iso, raw=raw, line=line))
         elif key in _JUDGE_KEYS:
             meta.judge = value or None
+        elif key in _EVENT_KEYS:
+            meta.event = value or None
         elif key in _APPLIES_KEYS:
             separator = ";" if ";" in value else ","  # "Applies to: Battles, Combat Segment; Terrain"
             names = [name.strip() for name in value.split(separator)]
-            meta.see_also.extend(CrossRef(text=name, line=line) for name in names if name)
+            meta.see_also.extend(
+                CrossRef(text=name, target=name if _ENTRY_ID.match(name) else None, line=line) for name in names if name
+            )
         else:
-            message = f"ruling '{title}': unknown metadata {raw!r} (known: Date, Judge, Applies to)"
+            message = f"ruling '{title}': unknown metadata {raw!r} (known: Date, Judge, Event, Applies to)"
             anomalies.append(Anomaly(file, line, "unknown-metadata", message))
     return meta, anomalies
 
@@ -300,5 +310,6 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
             changes=meta.changes,
             see_also=meta.see_also,
             judge=meta.judge,
+            event=meta.event,
         ))
     return ParsedDocument(file=file, source="house", document=document, entries=entries, anomalies=anomalies)

@@ -109,6 +109,7 @@ class Entry:
     overrides: list[str] = field(default_factory=list)  # ids of glossary entries this format rule overrides
     overridden_by: list[str] = field(default_factory=list)  # ids of format rules overriding this entry
     judge: str | None = None  # house rulings: who ruled
+    event: str | None = None  # house rulings: the event the ruling was made for ("Kotei 2026"), if any
     # Where each paragraph stands in the source: (first_line, last_line), 1-based, parallel to ``paragraphs``.
     # A citation of one quoted paragraph gives its own lines, not the whole entry's range.
     lines: list[tuple[int, int]] = field(default_factory=list)

@@ -20,6 +20,7 @@ from typing import Any
 
 from glossary.model import Corpus, Entry
 from index import embedding, fulltext, history, lexical, names, ranking, store, vectors
+from index.overlay import BaseStats, Overlay
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
 from index.state import State, build_state, write_arrays
 
@@ -121,20 +122,36 @@ class Engine:
             self._state.close()
 
     # ---------------------------------------------------------------- queries
-    def get(self, entry_id: str) -> Entry | None:
-        return self._st.by_id.get(entry_id)
+    # ``overlay``: a scope's own entries (index.overlay), merged into the shared answers; None = shared only.
+    def get(self, entry_id: str, overlay: Overlay | None = None) -> Entry | None:
+        found = overlay.get(entry_id) if overlay is not None else None
+        return found or self._st.by_id.get(entry_id)
 
-    def define(self, term: str, limit: int = 5) -> DefineResult:
+    def define(self, term: str, limit: int = 5, overlay: Overlay | None = None) -> DefineResult:
         """Exact title/alias, then prefix, then plural/typo tolerant, then full text."""
-        return names.define(self._st, term, limit)
+        result = names.define(self._st, term, limit)
+        return overlay.merge_define(term, result, limit) if overlay is not None else result
 
-    def complete(self, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
+    def complete(self, prefix: str, limit: int = 25, overlay: Overlay | None = None) -> list[tuple[str, str]]:
         """Autocomplete over titles and aliases (in memory): name starts first, then word starts."""
-        return names.complete(self._st.names, prefix, limit)
+        found = names.complete(self._st.names, prefix, limit)
+        return overlay.merge_complete(prefix, found, limit) if overlay is not None else found
 
-    def search(self, question: str, limit: int = 5, source: str | None = None, since: str | None = None) -> list[Hit]:
+    def search(
+        self,
+        question: str,
+        limit: int = 5,
+        source: str | None = None,
+        since: str | None = None,
+        overlay: Overlay | None = None,
+    ) -> list[Hit]:
         """Rank all entries for a natural-language question; never raises on odd text (bad filters: ValueError)."""
-        return fulltext.search(self._st, question, limit, source, since)
+        st = self._st
+        hits = fulltext.search(st, question, limit, source, since)
+        if overlay is None:
+            return hits
+        # The one place shared ranking meets a scope's entries: index.overlay places them among the hits.
+        return overlay.merge_search(hits, question, limit, _base_stats(st), source, since)
 
     def nearest_terms(self, question: str, limit: int = 5) -> list[Entry]:
         """Entries nearest to a question that nothing answers closely: offered as "nearest terms"."""
@@ -161,10 +178,15 @@ class Engine:
         return names.complete(self._st.section_names, prefix, limit)
 
     def changes(
-        self, since: str | None = None, until: str | None = None, source: str | None = None
+        self,
+        since: str | None = None,
+        until: str | None = None,
+        source: str | None = None,
+        overlay: Overlay | None = None,
     ) -> list[ChangeRecord]:
         """Every dated change, newest first (impossible dates placed by their probable date)."""
-        return history.changes(self._st, since, until, source)
+        records = history.changes(self._st, since, until, source)
+        return overlay.merge_changes(records, since, until, source) if overlay is not None else records
 
     def banned(self, card: str) -> BannedResult:
         """Is this card on the banned list? Exact or close spelling counts; near misses are offered."""
@@ -195,3 +217,15 @@ class Engine:
             "embedding_model": st.embedder.name if st.embedder is not None else None,
             "paragraphs": st.lex.n_units if st.lex is not None else None,
         }
+
+
+def _base_stats(st: State) -> BaseStats:
+    """The shared index's size and document frequencies (body field), read from Whoosh, the index of record."""
+
+    def doc_frequency(term: str) -> int:
+        with st.lock:
+            return st.searcher.reader().doc_frequency("body", term)
+
+    with st.lock:
+        count = st.searcher.reader().doc_count()
+    return BaseStats(count, doc_frequency)

@@ -18,3 +18,34 @@ async def fake_discord() -> AsyncIterator[FakeDiscord]:
     """A fresh fake Discord (REST + gateway) on 127.0.0.1, one per test."""
     async with FakeDiscord() as fake:
         yield fake
+
+
+# -- databases (rulings): SQLite always, PostgreSQL from Debian's package when it can be started -------
+
+import uuid  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+from pgserver import PostgresServer, unavailable_reason  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the session (skipped, with the reason, only where it cannot run)."""
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(f"PostgreSQL tests skipped: {reason}")
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty database of each kind, as a DATABASE_URL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'rulings.sqlite3'}"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.create_database("t_" + uuid.uuid4().hex[:12])

@@ -109,3 +109,13 @@ def test_dotenv_in_working_folder_is_read_and_environment_wins(tmp_path: Path, m
     finally:
         for name in ("COOLDOWN_RATE", "RULEBOOK_URL"):
             os.environ.pop(name, None)
+
+
+def test_rulings_database_settings() -> None:
+    settings = Settings.from_env({"DATABASE_URL": "postgresql://judge:s3cret@db/rulings", "RULINGS_POLL_SECONDS": "5"})
+    assert settings.database_url == "postgresql://judge:s3cret@db/rulings" and settings.rulings_poll_seconds == 5.0
+    assert "s3cret" not in repr(settings)
+    assert Settings.from_env({}).database_url is None and Settings.from_env({}).rulings_poll_seconds == 2.0
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({"DATABASE_URL": "mysql://root:hunter2@db/x"})
+    assert "DATABASE_URL: expected postgresql://" in str(caught.value) and "hunter2" not in str(caught.value)

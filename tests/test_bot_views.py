@@ -335,7 +335,7 @@ async def test_bot_options(bot: JudgeBot) -> None:
     assert bot.allowed_mentions.to_dict() == {"parse": []}
     assert not bot.intents.message_content and not bot.intents.members and not bot.intents.presences
     names = sorted(c.name for c in bot.tree.get_commands())
-    assert names == ["Look up rules", "about", "ask", "banned", "changes", "define", "help", "reload", "rule"]
+    assert names == ["Look up rules", "about", "ask", "banned", "changes", "define", "help", "reload", "rule", "ruling"]
     menu = bot.tree.get_command("Look up rules", type=discord.AppCommandType.message)
     rate_limited = [bot.tree.get_command(n) for n in ("define", "ask", "rule", "changes", "banned")] + [menu]
     assert all(len(c.checks) == 1 for c in rate_limited)  # the per-user cooldown

@@ -171,12 +171,22 @@ def test_bold_metadata_keys_are_read() -> None:
 
 
 def test_unknown_metadata_key_is_reported_with_its_line() -> None:
-    doc = parse_house_rulings("## R\nJudge: Ann\nEvent: Kotei\n\nBody.\n", "m.md")
+    doc = parse_house_rulings("## R\nJudge: Ann\nVenue: Kotei\n\nBody.\n", "m.md")
     assert doc.entries[0].judge == "Ann"
     assert doc.entries[0].paragraphs == ["Body."]
     assert [str(a) for a in doc.anomalies] == [
-        "m.md:3: unknown-metadata: ruling 'R': unknown metadata 'Event: Kotei'"
-        " (known: Date, Judge, Applies to)"
+        "m.md:3: unknown-metadata: ruling 'R': unknown metadata 'Venue: Kotei'"
+        " (known: Date, Judge, Event, Applies to)"
+    ]
+
+
+def test_event_is_read_and_entry_ids_in_applies_to_are_kept_as_targets() -> None:
+    text = "## R\nEvent: Kotei 2026\nApplies to: Terrain; obsidian-hand:ninjitsu\n\nBody.\n"
+    (entry,) = parse_house_rulings(text, "ev.md").entries
+    assert entry.event == "Kotei 2026"
+    assert entry.see_also == [
+        CrossRef(text="Terrain", target=None, line=3),
+        CrossRef(text="obsidian-hand:ninjitsu", target="obsidian-hand:ninjitsu", line=3),
     ]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import discord
 from discord import app_commands
 
+from ..client import scope_of
 from ..views import choices
 
 log = logging.getLogger("bot")
@@ -50,9 +51,14 @@ def completer(method: str) -> Callable:
     """
 
     async def autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        engine = interaction.client.judge.engine  # type: ignore[attr-defined]
+        bot = interaction.client
+        engine = bot.judge.engine  # type: ignore[attr-defined]
+        kwargs = {}
+        rulings = getattr(bot, "rulings", None)
+        if method == "complete" and rulings is not None and interaction.guild_id is not None:
+            kwargs["overlay"] = rulings.overlay(scope_of(interaction.guild_id))  # this server's rulings too
         try:
-            return choices(await asyncio.to_thread(getattr(engine, method), current or "", 25))
+            return choices(await asyncio.to_thread(getattr(engine, method), current or "", 25, **kwargs))
         except Exception:  # autocomplete must never error out in the user's face
             log.exception("autocomplete %s failed for %r", method, current)
             return []

@@ -45,7 +45,8 @@ class Admin(commands.Cog):
             await interaction.followup.send("A reload is already running.", ephemeral=True)
             return
         async with self.lock:
-            stats = await asyncio.to_thread(self.bot.engine.reload)  # type: ignore[attr-defined]
+            stats = await self.bot.reload_rules()  # type: ignore[attr-defined]
+        told = await self._tell_other_processes()
         seconds = stats.get("build_seconds")
         errors = stats.get("errors") or []
         text = f"Reloaded {stats.get('entries', '?')} entries from {len(stats.get('files', []))} files"
@@ -54,8 +55,23 @@ class Admin(commands.Cog):
             text += f"\n{len(errors)} file(s) failed to load: " + "; ".join(
                 discord.utils.escape_markdown(e) for e in errors[:3]
             )
+        if told:
+            text += f"\n{told}"
         log.info("reload by %s: %s", interaction.user.id, text.replace("\n", " "))
         await interaction.followup.send(text[:2000], ephemeral=True)
+
+    async def _tell_other_processes(self) -> str | None:
+        """Other bot processes reload too: they poll the database's reload counter. Returns a note if not."""
+        from ..rulings.service import Unavailable
+
+        rulings = getattr(self.bot, "rulings", None)
+        if rulings is None:
+            return None
+        try:
+            await rulings.announce_reload()
+        except Unavailable:
+            return "Other bot processes could not be told to reload (the rulings database is unreachable)."
+        return None
 
 
 async def setup(bot: commands.Bot) -> None:

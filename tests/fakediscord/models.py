@@ -111,6 +111,7 @@ class FakeGuild:
     channel_id: int
     admin_role_id: int
     members: list[FakeUser] = field(default_factory=list)
+    extra_roles: list[tuple[int, str]] = field(default_factory=list)  # (id, name): e.g. a judges' role
 
     def channel_payload(self) -> dict[str, Any]:
         return {
@@ -148,6 +149,7 @@ class FakeGuild:
         return [
             role(self.id, "@everyone", MEMBER_PERMISSIONS, 0),
             role(self.admin_role_id, "Tournament Organisers", MEMBER_PERMISSIONS | MANAGE_GUILD, 1),
+            *(role(rid, name, MEMBER_PERMISSIONS, 2 + n) for n, (rid, name) in enumerate(self.extra_roles)),
         ]
 
     def partial_payload(self) -> dict[str, Any]:

@@ -129,7 +129,15 @@ class InteractionRecord:
             return bool(msg) and not int(msg.get("flags") or 0) & LOADING
         if rtype == 6:
             return bool(self.followup_ids) or self.fake.edited_after(self.original_message_id, self.callback_at)
-        return True
+        return True  # 4 message, 7 update, 8 choices, 9 modal shown
+
+    @property
+    def modal(self) -> dict[str, Any] | None:
+        """The modal the bot opened in answer (callback type 9), if it did."""
+        for cb in self.callbacks:
+            if cb["type"] == 9:
+                return cb.get("data")
+        return None
 
     def _notify(self) -> None:
         self._changed.set()
@@ -244,6 +252,7 @@ class FakeDiscord:
         self.sync_calls: list[RecordedCall] = []
         self.commands: dict[int | None, dict[int, dict[str, Any]]] = {}
         self.messages: dict[int, dict[str, Any]] = {}
+        self.files: dict[int, bytes] = {}  # attachment id -> bytes (uploaded by the bot or by a test user)
         self.message_meta: dict[int, dict[str, Any]] = {}
         self.interactions: dict[int, InteractionRecord] = {}
         self._by_token: dict[str, InteractionRecord] = {}
@@ -265,6 +274,7 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._ws_handler)
         app.router.add_get("/resume-gateway", self._ws_handler)
         app.router.add_route("*", API_PREFIX + "/{tail:.*}", self._rest_handler)
+        app.router.add_get("/attachments/{aid}/{filename}", self._attachment_handler)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -361,14 +371,16 @@ class FakeDiscord:
         path = "/" + request.match_info["tail"]
         body: Any = None
         if request.can_read_body:
-            text = await request.text()
             if request.content_type == "multipart/form-data":
-                body = {"_multipart": True}
+                body = await self._read_multipart(request)
             else:
+                text = await request.text()
                 try:
                     body = json.loads(text) if text else None
                 except ValueError:
                     return self._json(400, {"message": "400: Bad Request", "code": 50109})
+                if isinstance(body, dict):
+                    body.pop("_files", None)  # only the fake's multipart reader may set it
         query = dict(request.query)
         found = self._match_route(request.method, path)
         if found is None:
@@ -410,6 +422,52 @@ class FakeDiscord:
         if route in ("followup", "webhook_message"):
             return self._by_token.get(params["token"])
         return None
+
+    async def _read_multipart(self, request: web.Request) -> Any:
+        """A multipart body as Discord reads it: ``payload_json`` plus ``files[n]`` parts.
+
+        The files are handed to the message they belong to under ``_files`` (the callback's ``data`` or
+        the message body itself), which turns them into the message's ``attachments``.
+        """
+        payload: Any = None
+        files: list[tuple[str, bytes, str]] = []
+        reader = await request.multipart()
+        async for part in reader:
+            if part.name == "payload_json":
+                payload = json.loads(await part.text())
+            elif part.name and part.name.startswith("files["):
+                data = await part.read(decode=False)
+                files.append((part.filename or "file", bytes(data), part.headers.get("Content-Type", "")))
+        if isinstance(payload, dict) and files:
+            target = payload["data"] if isinstance(payload.get("type"), int) and isinstance(payload.get("data"), dict) \
+                else payload  # fmt: skip
+            target["_files"] = files
+        return payload
+
+    def _attachment_payload(self, aid: int, filename: str, size: int, content_type: str) -> dict[str, Any]:
+        url = f"{self.base_url}/attachments/{aid}/{filename}"
+        return {
+            "id": str(aid),
+            "filename": filename,
+            "size": size,
+            "url": url,
+            "proxy_url": url,
+            "content_type": content_type or "application/octet-stream",
+        }
+
+    def _store_files(self, files: list[tuple[str, bytes, str]]) -> list[dict[str, Any]]:
+        out = []
+        for filename, data, content_type in files:
+            aid = snowflake()
+            self.files[aid] = data
+            out.append(self._attachment_payload(aid, filename, len(data), content_type))
+        return out
+
+    async def _attachment_handler(self, request: web.Request) -> web.Response:
+        data = self.files.get(int(request.match_info["aid"]))
+        if data is None:
+            return web.Response(status=404, text="Not Found")
+        return web.Response(body=data, content_type="application/octet-stream")
 
     @staticmethod
     def _json(status: int, data: Any, headers: dict[str, str] | None = None) -> web.Response:
@@ -622,7 +680,7 @@ class FakeDiscord:
             "mentions": [],
             "mention_roles": [],
             "mention_channels": [],
-            "attachments": [],
+            "attachments": self._store_files(data.get("_files") or []),
             "embeds": [self._rich(e) for e in data.get("embeds") or []],
             "reactions": [],
             "pinned": False,
@@ -686,6 +744,8 @@ class FakeDiscord:
                     msg[key] = [self._rich(e) for e in data[key]]
                 elif key == "components":
                     msg[key] = self._with_component_ids(data[key])
+                elif key == "attachments" and data.get("_files"):
+                    msg[key] = self._store_files(data["_files"])
                 else:
                     msg[key] = data[key]
         if "flags" in data and data["flags"] is not None:
@@ -772,6 +832,10 @@ class FakeDiscord:
                 return self._invalid(bad[1], bad[0], nest="data")
         elif ctype == 8:
             errors = v.check_choices(data.get("choices"))
+            if errors:
+                return self._invalid(errors, nest="data")
+        elif ctype == 9:
+            errors = v.check_modal(data)
             if errors:
                 return self._invalid(errors, nest="data")
         rec.callbacks.append(body)
@@ -1067,6 +1131,12 @@ class FakeDiscord:
             raise RuntimeError("no gateway session: is the bot connected to the fake?")
         return candidates[-1]
 
+    def session_for_shard(self, shard_id: int) -> GatewaySession:
+        candidates = [s for s in self.sessions.values() if s.shard_id == shard_id]
+        if not candidates:
+            raise RuntimeError(f"no gateway session for shard {shard_id}")
+        return candidates[-1]
+
     async def wait_until_connected(self, shards: int | None = None, timeout: float = 10.0) -> None:
         want = self.shard_count if shards is None else shards
         await self.wait_for(
@@ -1104,14 +1174,83 @@ class FakeDiscord:
 
     # -- test-side API: act as a Discord user ----------------------------------------------------------------
     def new_member(
-        self, name: str = "member", *, manage_guild: bool = False, guild: FakeGuild | None = None
+        self,
+        name: str = "member",
+        *,
+        manage_guild: bool = False,
+        guild: FakeGuild | None = None,
+        roles: list[int] | None = None,
     ) -> FakeUser:
-        """A fresh guild member (own cooldown bucket); ``manage_guild`` gives the organisers' role."""
+        """A fresh guild member (own cooldown bucket); ``manage_guild`` gives the organisers' role;
+        ``roles`` adds others (see ``new_role``)."""
         guild = guild or self.guild
         perms = MEMBER_PERMISSIONS | (MANAGE_GUILD if manage_guild else 0)
-        user = FakeUser(snowflake(), name, permissions=perms, roles=[guild.admin_role_id] if manage_guild else [])
+        member_roles = ([guild.admin_role_id] if manage_guild else []) + list(roles or [])
+        user = FakeUser(snowflake(), name, permissions=perms, roles=member_roles)
         guild.members.append(user)
         return user
+
+    def new_role(self, name: str, guild: FakeGuild | None = None) -> int:
+        """A role with ordinary member permissions (e.g. "Judges"), in the guild's role list."""
+        guild = guild or self.guild
+        role_id = snowflake()
+        guild.extra_roles.append((role_id, name))
+        return role_id
+
+    def upload(self, filename: str, data: bytes, content_type: str = "text/markdown; charset=utf-8") -> dict[str, Any]:
+        """A file a user attaches to a command (pass the result as an attachment option's value)."""
+        aid = snowflake()
+        self.files[aid] = data
+        return self._attachment_payload(aid, filename, len(data), content_type)
+
+    def attachment_data(self, message: dict[str, Any], index: int = 0) -> bytes:
+        """The bytes of a file the bot attached to ``message``."""
+        return self.files[int(message["attachments"][index]["id"])]
+
+    async def submit_modal(
+        self,
+        rec: InteractionRecord,
+        values: dict[str, str] | None = None,
+        *,
+        user: FakeUser | None = None,
+        settle: bool = True,
+        timeout: float = 5.0,
+        shard: int | None = None,
+    ) -> InteractionRecord:
+        """The user fills in the modal the bot opened for ``rec`` and submits it (interaction type 5).
+
+        Fields not in ``values`` keep the value the bot filled in. As Discord's client does, a submission
+        breaking a field's required/min/max rule is refused here (ValueError), never sent.
+        """
+        modal = rec.modal
+        if modal is None:
+            raise LookupError(f"the bot opened no modal for {rec.describe()}")
+        values = dict(values or {})
+        components = []
+        for top in modal["components"]:
+            inner = top.get("component") if top.get("type") == 18 else (top.get("components") or [None])[0]
+            if not inner or inner.get("type") != 4:
+                continue
+            cid = inner["custom_id"]
+            value = str(values.pop(cid, inner.get("value") or ""))
+            if inner.get("required", True) and not value:
+                raise ValueError(f"modal field {cid!r} is required")
+            if inner.get("max_length") is not None and len(value) > int(inner["max_length"]):
+                raise ValueError(f"modal field {cid!r} takes at most {inner['max_length']} characters")
+            if inner.get("min_length") is not None and value and len(value) < int(inner["min_length"]):
+                raise ValueError(f"modal field {cid!r} takes at least {inner['min_length']} characters")
+            field_data = {"type": 4, "id": inner.get("id"), "custom_id": cid, "value": value}
+            if top.get("type") == 18:
+                components.append({"type": 18, "id": top.get("id"), "component": field_data})
+            else:
+                components.append({"type": 1, "id": top.get("id"), "components": [field_data]})
+        if values:
+            raise ValueError(f"the modal has no field(s) {sorted(values)}")
+        data = {"custom_id": modal["custom_id"], "components": components}
+        return await self._dispatch_interaction(
+            5, data, user or rec.user, rec.guild, message=rec.payload.get("message"), settle=settle, timeout=timeout,
+            shard=shard,
+        )
 
     def _find_command(self, name: str, ctype: int, guild: FakeGuild | None) -> dict[str, Any]:
         scopes: list[int | None] = ([guild.id] if guild else []) + [None]
@@ -1138,9 +1277,15 @@ class FakeDiscord:
         return str(value)
 
     def _build_options(
-        self, defs: list[dict[str, Any]], given: dict[str, Any], focused: str | None
+        self,
+        defs: list[dict[str, Any]],
+        given: dict[str, Any],
+        focused: str | None,
+        resolved: dict[str, dict[str, Any]] | None = None,
+        guild: FakeGuild | None = None,
     ) -> list[dict[str, Any]]:
         by_name = {o["name"]: o for o in defs}
+        resolved = {} if resolved is None else resolved
         out = []
         for key, value in given.items():
             if key not in by_name:
@@ -1149,6 +1294,8 @@ class FakeDiscord:
             if key == focused:
                 out.append({"name": key, "type": opt["type"], "value": str(value), "focused": True})
                 continue
+            if opt["type"] in (7, 8, 11) and key != focused:
+                value = self._resolve_option(opt["type"], value, resolved, guild)
             converted = self._convert(opt, value)
             if opt.get("choices") and converted not in [c["value"] for c in opt["choices"]]:
                 raise ValueError(f"{converted!r} is not one of the choices for {key!r}")
@@ -1175,9 +1322,35 @@ class FakeDiscord:
             node: dict[str, Any] = {"name": part, "type": sub["type"], "options": []}
             container.setdefault("options", []).append(node)
             container, defs = node, sub.get("options") or []
-        built = self._build_options(defs, options or {}, focused)
+        resolved: dict[str, dict[str, Any]] = {}
+        built = self._build_options(defs, options or {}, focused, resolved, guild)
         container.setdefault("options", []).extend(built)
+        if resolved:
+            data["resolved"] = resolved
         return data
+
+    def _resolve_option(
+        self, otype: int, value: Any, resolved: dict[str, dict[str, Any]], guild: FakeGuild | None
+    ) -> str:
+        """Channel (7), role (8) and attachment (11) options: the id, with the object in ``resolved``."""
+        if otype == 11:
+            if not isinstance(value, dict):
+                raise ValueError("an attachment option takes fake.upload(...)'s result")
+            resolved.setdefault("attachments", {})[value["id"]] = value
+            return value["id"]
+        if guild is None:
+            raise ValueError("role and channel options need a guild")
+        if otype == 8:
+            role = next((r for r in guild.roles_payload() if int(r["id"]) == int(value)), None)
+            if role is None:
+                raise ValueError(f"no role {value} in {guild.name}")
+            resolved.setdefault("roles", {})[role["id"]] = role
+            return role["id"]
+        channel = guild.channel_payload() if int(value) == guild.channel_id else None
+        if channel is None:
+            raise ValueError(f"no channel {value} in {guild.name}")
+        resolved.setdefault("channels", {})[channel["id"]] = {**channel, "permissions": str(MEMBER_PERMISSIONS)}
+        return channel["id"]
 
     def _interaction_payload(
         self,
@@ -1254,13 +1427,16 @@ class FakeDiscord:
         message: dict[str, Any] | None = None,
         settle: bool = True,
         timeout: float = 5.0,
+        shard: int | None = None,
     ) -> InteractionRecord:
-        """Send an interaction of type ``itype`` to the shard that owns ``guild``; by default wait
-        until the bot has answered it."""
+        """Send an interaction of type ``itype`` to the shard that owns ``guild`` (or, with ``shard``, to
+        that shard's session: what a guild's interactions do while it moves to another shard, e.g. when a
+        bot is resharded); by default wait until the bot has answered it."""
         user = user or self.member
         payload = self._interaction_payload(itype, data, user, guild, message=message)
         rec = self._register(payload, user, guild)
-        await self.dispatch_event(self.session_for_guild(guild), "INTERACTION_CREATE", payload)
+        session = self.session_for_guild(guild) if shard is None else self.session_for_shard(shard)
+        await self.dispatch_event(session, "INTERACTION_CREATE", payload)
         if settle:
             await rec.wait_until(lambda r: r.settled, timeout)
         return rec
@@ -1272,13 +1448,23 @@ class FakeDiscord:
         *,
         user: FakeUser | None = None,
         guild: FakeGuild | None = None,
+        dm: bool = False,
         settle: bool = True,
         timeout: float = 5.0,
+        shard: int | None = None,
     ) -> InteractionRecord:
-        """A user runs slash command ``name`` ("group sub" for subcommands); waits for the final answer."""
-        guild = self.guild if guild is None else guild
+        """A user runs slash command ``name`` ("group sub" for subcommands); waits for the final answer.
+
+        ``dm=True``: in a direct message with the bot (no guild); a guild-only command is refused, as the
+        Discord client would not offer it.
+        """
+        guild = None if dm else (self.guild if guild is None else guild)
+        if dm:
+            cmd = self._find_command(name.split()[0], 1, None)
+            if 1 not in (cmd.get("contexts") or [0, 1, 2]) or cmd.get("dm_permission") is False:
+                raise ValueError(f"/{name} is not available in direct messages")
         data = self._command_data(name, options, guild)
-        return await self._dispatch_interaction(2, data, user, guild, settle=settle, timeout=timeout)
+        return await self._dispatch_interaction(2, data, user, guild, settle=settle, timeout=timeout, shard=shard)
 
     async def autocomplete(
         self,

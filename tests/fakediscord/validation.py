@@ -323,3 +323,52 @@ def mentions_that_ping(content: str, allowed: dict[str, Any] | None) -> dict[str
         "users": [u for u in users if "users" in parse or u in listed_users],
         "roles": [r for r in roles if "roles" in parse or r in listed_roles],
     }
+
+
+MODAL_TITLE_MAX = 45
+MODAL_COMPONENTS_MAX = 5
+LABEL_TEXT_MAX = 45
+LABEL_DESCRIPTION_MAX = 100
+TEXT_INPUT_MAX = 4000
+PLACEHOLDER_MAX = 100
+
+
+def check_modal(data: dict[str, Any]) -> Errors:
+    """A modal (interaction callback type 9): title, custom id, 1-5 labelled (or row-wrapped) text inputs."""
+    errors: Errors = {}
+    _put(errors, ["title"], _between(data.get("title") or "", 1, MODAL_TITLE_MAX))
+    _put(errors, ["custom_id"], _between(data.get("custom_id") or "", 1, CUSTOM_ID_MAX))
+    components = data.get("components") or []
+    _put(errors, ["components"], _between("x" * len(components), 1, MODAL_COMPONENTS_MAX))
+    seen: set[str] = set()
+    for i, top in enumerate(components):
+        path = ["components", str(i)]
+        if top.get("type") == 18:  # label
+            _put(errors, [*path, "label"], _between(top.get("label") or "", 1, LABEL_TEXT_MAX))
+            if top.get("description") is not None:
+                _put(errors, [*path, "description"], _max_len(top["description"], LABEL_DESCRIPTION_MAX))
+            inputs = [(top.get("component") or {}, [*path, "component"])]
+        elif top.get("type") == 1:  # legacy action row holding one text input
+            inputs = [(c, [*path, "components", str(k)]) for k, c in enumerate(top.get("components") or [])]
+        else:
+            _put(errors, [*path, "type"], _err("UNION_TYPE_CHOICES", 'Value of field "type" must be one of (1, 18).'))
+            continue
+        for comp, cpath in inputs:
+            if comp.get("type") != 4:
+                continue
+            custom_id = comp.get("custom_id") or ""
+            _put(errors, [*cpath, "custom_id"], _between(custom_id, 1, CUSTOM_ID_MAX))
+            if custom_id in seen:
+                _put(errors, [*cpath, "custom_id"], _err("COMPONENT_CUSTOM_ID_DUPLICATED", "Duplicated custom id"))
+            seen.add(custom_id)
+            if comp.get("style") not in (1, 2):
+                _put(errors, [*cpath, "style"], _err("BASE_TYPE_CHOICES", "Value must be one of (1, 2)."))
+            high = comp.get("max_length")
+            if high is not None and not 1 <= int(high) <= TEXT_INPUT_MAX:
+                _put(errors, [*cpath, "max_length"], _err("NUMBER_TYPE_MAX", f"Must be {TEXT_INPUT_MAX} or less."))
+            if comp.get("value") is not None:
+                _put(errors, [*cpath, "value"], _max_len(comp["value"], min(int(high or TEXT_INPUT_MAX),
+                                                                              TEXT_INPUT_MAX)))  # fmt: skip
+            if comp.get("placeholder") is not None:
+                _put(errors, [*cpath, "placeholder"], _max_len(comp["placeholder"], PLACEHOLDER_MAX))
+    return errors

@@ -1,0 +1,96 @@
+"""``python -m bot.rulings``: the rulings database from the shell (same settings as the bot).
+
+python -m bot.rulings migrate        # bring the schema up to date (the bot also does this at startup)
+python -m bot.rulings backup FILE    # SQLite: an online backup (safe while the bot runs) into FILE
+python -m bot.rulings where          # which database the settings select (password hidden)
+
+PostgreSQL is backed up with its own tools (``pg_dump``/``pg_restore``, see the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import sys
+from pathlib import Path
+
+from sqlalchemy.engine import URL
+
+from ..settings import Settings, SettingsError
+from .db import DatabaseURLError, describe, make_engine, migrate, resolve_url
+
+
+def configured_url(settings: Settings) -> URL:
+    """The database the bot would open: DATABASE_URL, else the SQLite file in its state folder."""
+    from index.store import default_index_dir
+
+    state_dir = settings.state_dir or (settings.index_dir or default_index_dir()).parent / "bot-state"
+    return resolve_url(settings.database_url, state_dir)
+
+
+def backup_sqlite(source: Path, dest: Path) -> int:
+    """Copy a live SQLite database (WAL included) to ``dest`` in one consistent step; returns its pages."""
+    if not source.exists():
+        raise FileNotFoundError(f"no database at {source}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        raise FileExistsError(f"{dest} exists; choose a new file name")
+    src = sqlite3.connect(source, timeout=10)
+    try:
+        dst = sqlite3.connect(dest)
+        try:
+            src.backup(dst)  # the whole database in one step: a snapshot, even with writers at work
+            pages = dst.execute("PRAGMA page_count").fetchone()[0]
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    return int(pages)
+
+
+async def _migrate(url: URL) -> str | None:
+    engine = make_engine(url)
+    try:
+        return await migrate(engine)
+    finally:
+        await engine.dispose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bot.rulings", description="The rulings database")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("migrate", help="bring the schema up to date")
+    backup = sub.add_parser("backup", help="SQLite: online backup into a new file")
+    backup.add_argument("file", type=Path)
+    sub.add_parser("where", help="which database the settings select")
+    args = parser.parse_args(argv)
+    try:
+        url = configured_url(Settings.from_env())
+    except (SettingsError, DatabaseURLError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "where":
+        print(describe(url))
+        return 0
+    if args.command == "migrate":
+        try:
+            print(f"schema at revision {asyncio.run(_migrate(url))} ({describe(url)})")
+        except Exception as exc:
+            print(f"error: could not migrate {describe(url)}: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    if url.get_backend_name() != "sqlite":
+        print("error: this database is PostgreSQL: back it up with pg_dump (see the README)", file=sys.stderr)
+        return 2
+    try:
+        pages = backup_sqlite(Path(url.database or ""), args.file)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"backed up {describe(url)} to {args.file} ({pages} pages)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""What the ruling commands say, as Discord Markdown strings (no Discord objects: testable alone).
+
+Everything a judge typed is escaped (no Markdown effects, no mentions) and cut to Discord's limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..render import DESCRIPTION_LIMIT, escape, shorten
+from .markdown import Problem
+from .repository import ImportResult, Ruling, Version
+
+LIST_ROOM = DESCRIPTION_LIMIT - 200  # leave room for the "and N more" line
+
+
+def credit(ruling: Ruling) -> str:
+    parts = [ruling.judge or "", ruling.ruled_on, ruling.event or ""]
+    return ", ".join(escape(p) for p in parts if p)
+
+
+def ruling_line(ruling: Ruling, name_of: Callable[[str], str]) -> str:
+    """``#12 **Title** — Ann, 2026-11-01, Kotei 2026 · applies to Terrain`` (``(retired)`` when it is)."""
+    line = f"`#{ruling.id}` **{escape(ruling.title)}** — {credit(ruling)}"
+    if ruling.applies_to:
+        line += " · applies to " + ", ".join(escape(name_of(i)) for i in ruling.applies_to)
+    if not ruling.active:
+        line += " · *retired*"
+    return shorten(line, 400)
+
+
+def list_text(rulings: Sequence[Ruling], name_of: Callable[[str], str], event: str | None) -> str:
+    if not rulings:
+        where = f" for the event “{escape(event)}”" if event else ""
+        return f"This server has no rulings{where} yet. Judges record them with `/ruling add`."
+    lines: list[str] = []
+    used = 0
+    for n, ruling in enumerate(rulings):
+        line = ruling_line(ruling, name_of)
+        if used + len(line) + 1 > LIST_ROOM:
+            lines.append(f"…and {len(rulings) - n} more: `/ruling export` has them all.")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
+ACTIONS = {"add": "added", "edit": "edited", "retire": "retired", "restore": "restored", "import": "imported"}
+
+
+def history_text(versions: Sequence[Version]) -> str:
+    """Newest first: what each version did, who, when; its text (shortened) when the text changed."""
+    blocks: list[str] = []
+    previous_text: dict[int, str] = {}
+    for v in versions:
+        previous_text[v.version] = v.text
+    used = 0
+    for v in reversed(versions):
+        when = v.created_at.strftime("%Y-%m-%d %H:%M UTC")
+        head = f"**Version {v.version}** — {ACTIONS.get(v.action, v.action)} by {escape(v.author_name)}, {when}"
+        if v.note:
+            head += f": “{escape(v.note)}”"
+        body = ""
+        if v.version == 1 or previous_text.get(v.version - 1) != v.text:
+            body = "\n" + "\n".join("> " + line for line in shorten(escape(v.text), 500).split("\n"))
+        block = head + body
+        if used + len(block) + 2 > LIST_ROOM:
+            blocks.append("…older versions are not shown (the newest are first).")
+            break
+        blocks.append(block)
+        used += len(block) + 2
+    return "\n\n".join(blocks)
+
+
+def problems_text(problems: Sequence[Problem | str], limit: int = 25) -> str:
+    lines = [f"- {escape(str(p))}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"- …and {len(problems) - limit} more (see the attached report)")
+    return shorten("\n".join(lines), 3000)
+
+
+def import_text(filename: str, result: ImportResult) -> str:
+    counts = f"{len(result.added)} added, {len(result.updated)} updated, {len(result.unchanged)} unchanged"
+    return f"Imported **{escape(filename)}**: {counts}."
+
+
+def audit_line(who: str, action: str, ruling: Ruling, note: str | None = None) -> str:
+    """One line for the server's audit channel (plain text: mentions are escaped, and none are allowed)."""
+    line = f"{escape(who)} {ACTIONS.get(action, action)} ruling `#{ruling.id}` **{escape(ruling.title)}**"
+    line += f" (version {ruling.version}" + (f", {escape(ruling.event)}" if ruling.event else "") + ")"
+    if note:
+        line += f": “{escape(note)}”"
+    return shorten(line, 1900)

@@ -1,0 +1,486 @@
+"""Every read and write of rulings, one transaction each, with no Discord in sight.
+
+Rules the schema alone cannot enforce live here:
+- a change is a new row in ``ruling_versions`` (who, when, what); nothing is ever deleted;
+- an edit names the version its author saw; if another edit landed first, ``Conflict`` carries the
+  current ruling and nothing is written (optimistic concurrency: the second judge loses nothing,
+  they get the current text and their own draft back);
+- every query is filtered by scope, so one server can never read or change another's rulings;
+- every change bumps its scope's revision and the ``rulings`` counter in the same transaction,
+  which is what other bot processes poll.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Row
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from index.analysis import fold
+
+from .schema import RULINGS_COUNTER, counters, ruling_versions, rulings, scopes
+
+ACTIVE, RETIRED = "active", "retired"
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who makes a change: a Discord user id and the name shown for them at that moment."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a judge submits: the ruling's content. ``applies_to`` holds shared entry ids."""
+
+    title: str
+    text: str
+    applies_to: tuple[str, ...] = ()
+    event: str | None = None
+    judge: str | None = None  # who ruled (default: the author)
+    ruled_on: str | None = None  # YYYY-MM-DD (default: today, UTC)
+
+    def same_content(self, ruling: Ruling) -> bool:
+        return (
+            self.title == ruling.title
+            and self.text == ruling.text
+            and tuple(self.applies_to) == tuple(ruling.applies_to)
+            and (self.event or None) == ruling.event
+            and (self.judge is None or self.judge == ruling.judge)
+            and (self.ruled_on is None or self.ruled_on == ruling.ruled_on)
+        )
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """A ruling's current state."""
+
+    id: int
+    scope: str
+    version: int
+    status: str
+    title: str
+    text: str
+    applies_to: tuple[str, ...]
+    event: str | None
+    judge: str | None
+    ruled_on: str
+    created_at: dt.datetime
+    created_by: str
+    updated_at: dt.datetime
+    updated_by: str
+    edited_on: str | None = None  # date of the latest edit, when there was one after the first version
+
+    @property
+    def active(self) -> bool:
+        return self.status == ACTIVE
+
+
+@dataclass(frozen=True)
+class Version:
+    """One state a ruling had: the action that made it, who, when."""
+
+    ruling_id: int
+    version: int
+    action: str
+    status: str
+    title: str
+    text: str
+    applies_to: tuple[str, ...]
+    event: str | None
+    judge: str | None
+    ruled_on: str
+    note: str | None
+    author_id: str
+    author_name: str
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class ScopeConfig:
+    scope: str
+    revision: int = 0
+    judge_role_id: str | None = None
+    audit_channel_id: str | None = None
+
+
+@dataclass
+class ImportResult:
+    added: list[Ruling] = field(default_factory=list)
+    updated: list[Ruling] = field(default_factory=list)
+    unchanged: list[Ruling] = field(default_factory=list)
+
+
+class Conflict(Exception):
+    """Another change landed first; ``current`` is the ruling as it now stands."""
+
+    def __init__(self, current: Ruling) -> None:
+        super().__init__(f"ruling {current.id} is at version {current.version}")
+        self.current = current
+
+
+class NotFound(LookupError):
+    """No such ruling in this scope."""
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    """SQLite hands datetimes back without a zone; they were written in UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def _ruling(row: Row, edited_on: str | None = None) -> Ruling:
+    m = row._mapping
+    return Ruling(
+        id=m["id"],
+        scope=m["scope"],
+        version=m["version"],
+        status=m["status"],
+        title=m["title"],
+        text=m["text"],
+        applies_to=tuple(json.loads(m["applies_to"])),
+        event=m["event"],
+        judge=m["judge"],
+        ruled_on=m["ruled_on"],
+        created_at=_aware(m["created_at"]),
+        created_by=m["created_by"],
+        updated_at=_aware(m["updated_at"]),
+        updated_by=m["updated_by"],
+        edited_on=edited_on,
+    )
+
+
+def _version(row: Row) -> Version:
+    m = row._mapping
+    return Version(
+        ruling_id=m["ruling_id"],
+        version=m["version"],
+        action=m["action"],
+        status=m["status"],
+        title=m["title"],
+        text=m["text"],
+        applies_to=tuple(json.loads(m["applies_to"])),
+        event=m["event"],
+        judge=m["judge"],
+        ruled_on=m["ruled_on"],
+        note=m["note"],
+        author_id=m["author_id"],
+        author_name=m["author_name"],
+        created_at=_aware(m["created_at"]),
+    )
+
+
+class RulingsRepository:
+    """Async access to the rulings tables through one SQLAlchemy engine (SQLite or PostgreSQL)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    # -- changes ---------------------------------------------------------------------------------
+    async def add(self, scope: str, draft: Draft, author: Author, action: str = "add") -> Ruling:
+        async with self.engine.begin() as conn:
+            ruling = await self._insert(conn, scope, draft, author, action)
+            await self._bump(conn, scope)
+        return ruling
+
+    async def edit(self, scope: str, ruling_id: int, expected_version: int, draft: Draft, author: Author) -> Ruling:
+        """A new version with ``draft``'s content; ``Conflict`` if ``expected_version`` is not current."""
+        async with self.engine.begin() as conn:
+            current = await self._current(conn, scope, ruling_id)
+            if current.version != expected_version:
+                raise Conflict(current)
+            ruling = await self._write(conn, current, draft, current.status, "edit", author, None, expected_version)
+            await self._bump(conn, scope)
+        return ruling
+
+    async def set_status(
+        self, scope: str, ruling_id: int, status: str, author: Author, note: str | None = None
+    ) -> Ruling:
+        """Retire (hide from answers) or restore a ruling: a new version; the text is kept."""
+        async with self.engine.begin() as conn:
+            current = await self._current(conn, scope, ruling_id)
+            if current.status == status:
+                return current
+            draft = Draft(
+                current.title, current.text, current.applies_to, current.event, current.judge, current.ruled_on
+            )
+            action = "retire" if status == RETIRED else "restore"
+            ruling = await self._write(conn, current, draft, status, action, author, note, current.version)
+            await self._bump(conn, scope)
+        return ruling
+
+    async def import_drafts(self, scope: str, drafts: Sequence[Draft], author: Author) -> ImportResult:
+        """All or nothing: a draft titled like an active ruling becomes its next version (unless identical),
+        any other draft a new ruling."""
+        result = ImportResult()
+        async with self.engine.begin() as conn:
+            existing = {fold(r.title): r for r in await self._list(conn, scope, include_retired=False)}
+            for draft in drafts:
+                current = existing.get(fold(draft.title))
+                if current is None:
+                    result.added.append(await self._insert(conn, scope, draft, author, "import"))
+                elif draft.same_content(current):
+                    result.unchanged.append(current)
+                else:
+                    ruling = await self._write(conn, current, draft, ACTIVE, "import", author, None, current.version)
+                    result.updated.append(ruling)
+            if result.added or result.updated:
+                await self._bump(conn, scope)
+        return result
+
+    async def set_config(
+        self,
+        scope: str,
+        author: Author,
+        *,
+        judge_role_id: str | None | type[Ellipsis] = ...,
+        audit_channel_id: str | None | type[Ellipsis] = ...,
+    ) -> ScopeConfig:
+        """Change a server's settings (``...`` leaves a setting as it is)."""
+        values: dict[str, object] = {"updated_at": _now(), "updated_by": author.id}
+        if judge_role_id is not ...:
+            values["judge_role_id"] = judge_role_id
+        if audit_channel_id is not ...:
+            values["audit_channel_id"] = audit_channel_id
+        async with self.engine.begin() as conn:
+            await self._ensure_scope(conn, scope)
+            await conn.execute(update(scopes).where(scopes.c.scope == scope).values(**values))
+            return await self._config(conn, scope)
+
+    async def bump_counter(self, name: str) -> int:
+        """Increment a process-wide counter (e.g. ``reload``) and return its new value."""
+        async with self.engine.begin() as conn:
+            return await self._increment(conn, name)
+
+    # -- reads -----------------------------------------------------------------------------------
+    async def get(self, scope: str, ruling_id: int) -> Ruling | None:
+        async with self.engine.connect() as conn:
+            try:
+                return await self._current(conn, scope, ruling_id)
+            except NotFound:
+                return None
+
+    async def active(self, scope: str) -> tuple[int, list[Ruling]]:
+        """The scope's revision and its active rulings, read together (one snapshot)."""
+        async with self.engine.begin() as conn:
+            config = await self._config(conn, scope)
+            return config.revision, await self._list(conn, scope, include_retired=False)
+
+    async def list(self, scope: str, *, include_retired: bool = False, event: str | None = None) -> list[Ruling]:
+        async with self.engine.connect() as conn:
+            found = await self._list(conn, scope, include_retired=include_retired)
+        if event:
+            found = [r for r in found if r.event and fold(r.event) == fold(event)]
+        return found
+
+    async def history(self, scope: str, ruling_id: int) -> list[Version]:
+        """Every version of a ruling, oldest first (``NotFound`` outside this scope)."""
+        async with self.engine.connect() as conn:
+            await self._current(conn, scope, ruling_id)
+            rows = await conn.execute(
+                select(ruling_versions)
+                .where(ruling_versions.c.ruling_id == ruling_id)
+                .order_by(ruling_versions.c.version)
+            )
+            return [_version(r) for r in rows]
+
+    async def config(self, scope: str) -> ScopeConfig:
+        async with self.engine.connect() as conn:
+            return await self._config(conn, scope)
+
+    async def counters(self) -> dict[str, int]:
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(select(counters.c.name, counters.c.value))
+            return {name: int(value) for name, value in rows}
+
+    async def revisions(self, scope_list: Iterable[str]) -> dict[str, int]:
+        """Current revision of each scope that has a row (scopes never written to have none)."""
+        wanted = list(scope_list)
+        if not wanted:
+            return {}
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(select(scopes.c.scope, scopes.c.revision).where(scopes.c.scope.in_(wanted)))
+            return {scope: int(revision) for scope, revision in rows}
+
+    async def events(self, scope: str) -> list[str]:
+        """Event names used by the scope's active rulings, most recent first."""
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
+                select(rulings.c.event, func.max(rulings.c.updated_at).label("latest"))
+                .where(rulings.c.scope == scope, rulings.c.status == ACTIVE, rulings.c.event.is_not(None))
+                .group_by(rulings.c.event)
+                .order_by(func.max(rulings.c.updated_at).desc())
+            )
+            return [event for event, _latest in rows]
+
+    # -- internals -------------------------------------------------------------------------------
+    async def _ensure_scope(self, conn: AsyncConnection, scope: str) -> None:
+        found = await conn.execute(select(scopes.c.scope).where(scopes.c.scope == scope))
+        if found.first() is None:
+            # Two processes may write a new scope's first ruling at once: insert-if-missing, in both dialects.
+            dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+            stmt = dialect_insert(scopes).values(scope=scope, revision=0)
+            await conn.execute(stmt.on_conflict_do_nothing(index_elements=["scope"]))
+
+    async def _config(self, conn: AsyncConnection, scope: str) -> ScopeConfig:
+        row = (await conn.execute(select(scopes).where(scopes.c.scope == scope))).first()
+        if row is None:
+            return ScopeConfig(scope)
+        m = row._mapping
+        return ScopeConfig(scope, int(m["revision"]), m["judge_role_id"], m["audit_channel_id"])
+
+    async def _increment(self, conn: AsyncConnection, name: str) -> int:
+        result = await conn.execute(
+            update(counters)
+            .where(counters.c.name == name)
+            .values(value=counters.c.value + 1)
+            .returning(counters.c.value)
+        )
+        value = result.scalar_one_or_none()
+        if value is None:
+            await conn.execute(insert(counters).values(name=name, value=1))
+            value = 1
+        return int(value)
+
+    async def _bump(self, conn: AsyncConnection, scope: str) -> None:
+        await conn.execute(update(scopes).where(scopes.c.scope == scope).values(revision=scopes.c.revision + 1))
+        await self._increment(conn, RULINGS_COUNTER)
+
+    async def _edited_on(self, conn: AsyncConnection, ids: list[int]) -> dict[int, str]:
+        """Date of each ruling's latest content change after its first version (edits and imports)."""
+        if not ids:
+            return {}
+        rows = await conn.execute(
+            select(ruling_versions.c.ruling_id, func.max(ruling_versions.c.created_at))
+            .where(
+                ruling_versions.c.ruling_id.in_(ids),
+                ruling_versions.c.version > 1,
+                ruling_versions.c.action.in_(("edit", "import")),
+            )
+            .group_by(ruling_versions.c.ruling_id)
+        )
+        return {rid: _aware(when).date().isoformat() for rid, when in rows if when is not None}
+
+    async def _current(self, conn: AsyncConnection, scope: str, ruling_id: int) -> Ruling:
+        row = (
+            await conn.execute(select(rulings).where(and_(rulings.c.id == ruling_id, rulings.c.scope == scope)))
+        ).first()
+        if row is None:
+            raise NotFound(f"no ruling #{ruling_id} in this server")
+        return _ruling(row, (await self._edited_on(conn, [ruling_id])).get(ruling_id))
+
+    async def _list(self, conn: AsyncConnection, scope: str, *, include_retired: bool) -> list[Ruling]:
+        query = select(rulings).where(rulings.c.scope == scope)
+        if not include_retired:
+            query = query.where(rulings.c.status == ACTIVE)
+        rows = list(await conn.execute(query.order_by(rulings.c.id)))
+        edited = await self._edited_on(conn, [r._mapping["id"] for r in rows])
+        return [_ruling(r, edited.get(r._mapping["id"])) for r in rows]
+
+    @staticmethod
+    def _version_values(
+        ruling_id: int,
+        version: int,
+        action: str,
+        status: str,
+        draft: Draft,
+        judge: str,
+        ruled_on: str,
+        note: str | None,
+        author: Author,
+        at: dt.datetime,
+    ) -> dict[str, object]:
+        return {
+            "ruling_id": ruling_id,
+            "version": version,
+            "action": action,
+            "status": status,
+            "title": draft.title,
+            "text": draft.text,
+            "applies_to": json.dumps(list(draft.applies_to)),
+            "event": draft.event or None,
+            "judge": judge,
+            "ruled_on": ruled_on,
+            "note": note,
+            "author_id": author.id,
+            "author_name": author.name,
+            "created_at": at,
+        }
+
+    async def _insert(self, conn: AsyncConnection, scope: str, draft: Draft, author: Author, action: str) -> Ruling:
+        await self._ensure_scope(conn, scope)
+        at = _now()
+        judge = draft.judge or author.name
+        ruled_on = draft.ruled_on or at.date().isoformat()
+        result = await conn.execute(
+            insert(rulings)
+            .values(
+                scope=scope,
+                version=1,
+                status=ACTIVE,
+                title=draft.title,
+                text=draft.text,
+                applies_to=json.dumps(list(draft.applies_to)),
+                event=draft.event or None,
+                judge=judge,
+                ruled_on=ruled_on,
+                created_at=at,
+                created_by=author.id,
+                updated_at=at,
+                updated_by=author.id,
+            )
+            .returning(rulings.c.id)
+        )
+        ruling_id = int(result.scalar_one())
+        values = self._version_values(ruling_id, 1, action, ACTIVE, draft, judge, ruled_on, None, author, at)
+        await conn.execute(insert(ruling_versions).values(**values))
+        return await self._current(conn, scope, ruling_id)
+
+    async def _write(
+        self,
+        conn: AsyncConnection,
+        current: Ruling,
+        draft: Draft,
+        status: str,
+        action: str,
+        author: Author,
+        note: str | None,
+        expected_version: int,
+    ) -> Ruling:
+        at = _now()
+        judge = draft.judge or current.judge or author.name
+        ruled_on = draft.ruled_on or current.ruled_on
+        version = expected_version + 1
+        result = await conn.execute(
+            update(rulings)
+            .where(rulings.c.id == current.id, rulings.c.scope == current.scope, rulings.c.version == expected_version)
+            .values(
+                version=version,
+                status=status,
+                title=draft.title,
+                text=draft.text,
+                applies_to=json.dumps(list(draft.applies_to)),
+                event=draft.event or None,
+                judge=judge,
+                ruled_on=ruled_on,
+                updated_at=at,
+                updated_by=author.id,
+            )
+        )
+        if result.rowcount != 1:  # another transaction got there between our read and our write
+            raise Conflict(await self._current(conn, current.scope, current.id))
+        values = self._version_values(current.id, version, action, status, draft, judge, ruled_on, note, author, at)
+        await conn.execute(insert(ruling_versions).values(**values))
+        return await self._current(conn, current.scope, current.id)

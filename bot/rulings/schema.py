@@ -1,0 +1,95 @@
+"""The rulings tables: one schema for SQLite and PostgreSQL (changed only through a migration).
+
+``rulings`` holds each ruling's current state (what answers are built from) and ``ruling_versions``
+every state it ever had (append-only: history, and nothing a command does is ever lost). ``scopes``
+holds a server's settings and a revision bumped by every change in it; ``counters`` holds
+process-wide generations (any ruling change; ``/reload`` of the rule documents) that other bot
+processes poll.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+scopes = Table(
+    "scopes",
+    metadata,
+    Column("scope", String(64), primary_key=True),  # opaque: "guild:<id>"
+    Column("revision", BigInteger, nullable=False, default=0),
+    Column("judge_role_id", String(32)),
+    Column("audit_channel_id", String(32)),
+    Column("updated_at", DateTime(timezone=True)),
+    Column("updated_by", String(64)),
+)
+
+rulings = Table(
+    "rulings",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), ForeignKey("scopes.scope"), nullable=False),
+    Column("version", Integer, nullable=False),  # optimistic concurrency: an edit names the version it saw
+    Column("status", String(16), nullable=False),  # "active" | "retired"
+    Column("title", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("applies_to", Text, nullable=False),  # JSON list of shared entry ids
+    Column("event", Text),
+    Column("judge", Text),  # who ruled, as shown ("Judge:" in the Markdown)
+    Column("ruled_on", String(10), nullable=False),  # YYYY-MM-DD ("Date:")
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_by", String(64), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("updated_by", String(64), nullable=False),
+    Index("ix_rulings_scope_status", "scope", "status"),
+)
+
+ruling_versions = Table(
+    "ruling_versions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ruling_id", Integer, ForeignKey("rulings.id"), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("action", String(16), nullable=False),  # add | edit | retire | restore | import
+    Column("status", String(16), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("applies_to", Text, nullable=False),
+    Column("event", Text),
+    Column("judge", Text),
+    Column("ruled_on", String(10), nullable=False),
+    Column("note", Text),  # e.g. why it was retired
+    Column("author_id", String(32), nullable=False),  # who made this version (a Discord user id)
+    Column("author_name", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("ruling_id", "version", name="uq_ruling_versions_ruling_version"),
+)
+
+counters = Table(
+    "counters",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("value", BigInteger, nullable=False, default=0),
+)
+
+RULINGS_COUNTER = "rulings"
+RELOAD_COUNTER = "reload"

@@ -1,0 +1,337 @@
+"""Rulings for the bot process: the database, each server's overlay, and keeping both in step.
+
+``RulingsService`` is what the cog and the answer path talk to (and it imports no Discord):
+
+- writes go to the repository, then the writer's own overlay is rebuilt at once (a new ruling is
+  searchable as soon as its judge is told it was saved);
+- other processes notice through a poll of two counters (any ruling change; any ``/reload``) every
+  ``poll_seconds``, then reload just the scopes whose revision moved, or reload the rule documents;
+- when the database cannot be reached, answers go on from the rules (and from rulings already in
+  memory); a server whose rulings could not be loaded is told so once, and the next successful poll
+  loads them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
+
+from index.overlay import NameResolver, Overlay, Overlays, build_overlay
+
+from . import markdown
+from .db import describe, make_engine, migrate
+from .repository import (
+    ACTIVE,
+    RETIRED,
+    Author,
+    Draft,
+    ImportResult,
+    Ruling,
+    RulingsRepository,
+    ScopeConfig,
+    Version,
+)
+from .schema import RELOAD_COUNTER, RULINGS_COUNTER
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from index.engine import Engine
+
+log = logging.getLogger("bot.rulings")
+
+LOAD_TIMEOUT = 1.0  # seconds an answer waits for a server's first load before going on without rulings
+UNAVAILABLE_NOTE = (
+    "This server's rulings could not be loaded (the rulings database is unreachable), so this answer "
+    "comes from the rule documents alone. Rulings will be back once the database is."
+)
+# What "the database is down" looks like, whichever driver reports it.
+DB_ERRORS: tuple[type[BaseException], ...] = (SQLAlchemyError, OSError, TimeoutError, ConnectionError)
+try:  # asyncpg raises its own errors for a server that went away mid-query
+    import asyncpg
+
+    DB_ERRORS += (asyncpg.PostgresError, asyncpg.InterfaceError)
+except ImportError:  # pragma: no cover - asyncpg is a dependency
+    pass
+
+
+class Unavailable(RuntimeError):
+    """The rulings database cannot be reached right now; nothing was written."""
+
+
+@dataclass
+class _Loaded:
+    revision: int
+    rulings: list[Ruling]
+
+
+class RulingsService:
+    """One per bot process (see the module docstring). ``engine`` is read on each use: /reload replaces
+    its corpus, and overlays are relinked to the new one."""
+
+    def __init__(
+        self,
+        url: URL,
+        engine: Callable[[], Engine],
+        *,
+        poll_seconds: float = 2.0,
+        on_remote_reload: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.url = url
+        self._engine = engine
+        self.poll_seconds = poll_seconds
+        self.on_remote_reload = on_remote_reload
+        self.db: AsyncEngine | None = None
+        self.repo: RulingsRepository | None = None
+        self.overlays = Overlays()
+        self._loaded: dict[str, _Loaded] = {}
+        self._wanted: set[str] = set()  # scopes served here that still need a first load
+        self._notified: set[str] = set()  # scopes told about the outage (once each)
+        self._seen: dict[str, int] = {}
+        self._schema_ready = False
+        self._down_since: float | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._resolver: NameResolver | None = None
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Open the database and migrate it; if it is down, start anyway and keep trying in the poll."""
+        self.db = make_engine(self.url)
+        self.repo = RulingsRepository(self.db)
+        try:
+            await self._prepare()
+            self._seen = await self.repo.counters()
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+        self._task = asyncio.create_task(self._poll_loop(), name="rulings-poll")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        if self.db is not None:
+            await self.db.dispose()
+
+    async def _prepare(self) -> None:
+        if not self._schema_ready:
+            await migrate(self._db())
+            self._schema_ready = True
+
+    def _db(self) -> AsyncEngine:
+        if self.db is None:
+            raise RuntimeError("RulingsService.start() was not awaited")
+        return self.db
+
+    def _repo(self) -> RulingsRepository:
+        if self.repo is None:
+            raise RuntimeError("RulingsService.start() was not awaited")
+        return self.repo
+
+    @property
+    def available(self) -> bool:
+        return self._down_since is None and self._schema_ready
+
+    def _mark_down(self, exc: BaseException) -> None:
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+            log.warning("rulings database %s unreachable (%s: %s); answering without unloaded rulings",
+                        describe(self.url), type(exc).__name__, exc)  # fmt: skip
+
+    def _mark_up(self) -> None:
+        if self._down_since is not None:
+            log.info("rulings database reachable again after %.1f s", time.monotonic() - self._down_since)
+            self._down_since = None
+            self._notified.clear()
+
+    # -- names -----------------------------------------------------------------------------------
+    @property
+    def resolver(self) -> NameResolver:
+        """Entry names -> ids over the rules currently loaded (rebuilt after a reload)."""
+        corpus = self._engine().corpus
+        if self._resolver is None or self._resolver.corpus is not corpus:
+            self._resolver = NameResolver(corpus)
+        return self._resolver
+
+    # -- overlays --------------------------------------------------------------------------------
+    def overlay(self, scope: str | None) -> Overlay | None:
+        """The scope's overlay if it is loaded (never waits)."""
+        return self.overlays.get(scope)
+
+    def want(self, scope: str) -> None:
+        """This process serves ``scope``: load its rulings at the next chance (a guild became available)."""
+        if self.overlays.get(scope) is None:
+            self._wanted.add(scope)
+
+    async def overlay_for(self, scope: str | None, timeout: float = LOAD_TIMEOUT) -> tuple[Overlay | None, str | None]:
+        """The scope's overlay for an answer, loading it first if needed; and a note to show, once, when
+        the scope's rulings cannot be had."""
+        if scope is None:
+            return None, None
+        found = self.overlays.get(scope)
+        if found is not None:
+            return found, None
+        if self.available:
+            try:
+                return await asyncio.wait_for(self.refresh(scope), timeout), None
+            except DB_ERRORS as exc:
+                self._mark_down(exc)
+        self._wanted.add(scope)
+        if scope in self._notified:
+            return None, None
+        self._notified.add(scope)
+        return None, UNAVAILABLE_NOTE
+
+    async def refresh(self, scope: str) -> Overlay:
+        """Read the scope's active rulings and publish a fresh overlay (raises on database errors)."""
+        async with self._locks.setdefault(scope, asyncio.Lock()):
+            revision, found = await self._repo().active(scope)
+            self._mark_up()
+            self._loaded[scope] = _Loaded(revision, found)
+            self._wanted.discard(scope)
+            return await self._publish(scope)
+
+    async def _publish(self, scope: str) -> Overlay:
+        loaded = self._loaded[scope]
+        engine = self._engine()
+        resolver = self.resolver
+
+        def build() -> Overlay:
+            entries = [markdown.ruling_entry(r, resolver) for r in loaded.rulings]
+            return build_overlay(scope, entries, loaded.revision, engine.corpus)
+
+        overlay = await asyncio.to_thread(build)
+        self.overlays.put(overlay)
+        return self.overlays.get(scope) or overlay
+
+    async def relink(self) -> None:
+        """After the rule documents were reloaded: rebuild every overlay against the new entries."""
+        for scope in list(self._loaded):
+            self.overlays.drop(scope)
+            await self._publish(scope)
+
+    # -- the poll --------------------------------------------------------------------------------
+    async def _poll_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            try:
+                await self.poll()
+            except DB_ERRORS as exc:
+                self._mark_down(exc)
+            except Exception:  # a bug here must not stop the polling for good
+                log.exception("rulings poll failed")
+
+    async def poll(self) -> None:
+        """One round: reconnect/migrate if needed, load wanted scopes, reload changed ones, follow /reload."""
+        await self._prepare()
+        counters = await self._repo().counters()
+        self._mark_up()
+        for scope in list(self._wanted):
+            await self.refresh(scope)
+        if counters.get(RULINGS_COUNTER) != self._seen.get(RULINGS_COUNTER):
+            revisions = await self._repo().revisions(self._loaded)
+            for scope, loaded in list(self._loaded.items()):
+                if revisions.get(scope, 0) != loaded.revision:
+                    await self.refresh(scope)
+        reload = counters.get(RELOAD_COUNTER)
+        if RELOAD_COUNTER in self._seen and reload != self._seen[RELOAD_COUNTER] and self.on_remote_reload:
+            log.info("another process reloaded the rule documents; reloading here too")
+            self._seen[RELOAD_COUNTER] = reload or 0
+            await self.on_remote_reload()
+        self._seen = {**self._seen, **counters}
+
+    async def announce_reload(self) -> None:
+        """This process reloaded the rule documents: tell the others (through the ``reload`` counter)."""
+        try:
+            value = await self._repo().bump_counter(RELOAD_COUNTER)
+            self._seen[RELOAD_COUNTER] = value
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+            raise Unavailable("the other bot processes could not be told (rulings database unreachable)") from exc
+
+    # -- writes (each refreshes the writer's overlay before returning) ------------------------------
+    async def _write(self, scope: str, action: Callable[[RulingsRepository], Awaitable[object]]) -> object:
+        if not self._schema_ready:
+            try:
+                await self._prepare()
+            except DB_ERRORS as exc:
+                self._mark_down(exc)
+                raise Unavailable(str(exc)) from exc
+        try:
+            result = await action(self._repo())
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+            raise Unavailable(str(exc)) from exc
+        try:
+            await self.refresh(scope)
+        except DB_ERRORS as exc:  # written, but not re-read: the next poll will load it
+            self._mark_down(exc)
+        return result
+
+    async def add(self, scope: str, draft: Draft, author: Author) -> Ruling:
+        return await self._write(scope, lambda repo: repo.add(scope, draft, author))  # type: ignore[return-value]
+
+    async def edit(self, scope: str, ruling_id: int, expected: int, draft: Draft, author: Author) -> Ruling:
+        return await self._write(  # type: ignore[return-value]
+            scope, lambda repo: repo.edit(scope, ruling_id, expected, draft, author)
+        )
+
+    async def retire(self, scope: str, ruling_id: int, author: Author, note: str | None = None) -> Ruling:
+        return await self._write(  # type: ignore[return-value]
+            scope, lambda repo: repo.set_status(scope, ruling_id, RETIRED, author, note)
+        )
+
+    async def restore(self, scope: str, ruling_id: int, author: Author) -> Ruling:
+        return await self._write(  # type: ignore[return-value]
+            scope, lambda repo: repo.set_status(scope, ruling_id, ACTIVE, author)
+        )
+
+    async def import_drafts(self, scope: str, drafts: Sequence[Draft], author: Author) -> ImportResult:
+        return await self._write(  # type: ignore[return-value]
+            scope, lambda repo: repo.import_drafts(scope, drafts, author)
+        )
+
+    async def set_config(self, scope: str, author: Author, **values: str | None) -> ScopeConfig:
+        try:
+            return await self._repo().set_config(scope, author, **values)  # type: ignore[arg-type]
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+            raise Unavailable(str(exc)) from exc
+
+    # -- reads for commands (raise Unavailable when the database is down) ---------------------------
+    async def read(self, fetch: Callable[[RulingsRepository], Awaitable[object]]) -> object:
+        try:
+            await self._prepare()
+            result = await fetch(self._repo())
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+            raise Unavailable(str(exc)) from exc
+        self._mark_up()
+        return result
+
+    async def get(self, scope: str, ruling_id: int) -> Ruling | None:
+        return await self.read(lambda repo: repo.get(scope, ruling_id))  # type: ignore[return-value]
+
+    async def list(self, scope: str, *, include_retired: bool = False, event: str | None = None) -> list[Ruling]:
+        return await self.read(  # type: ignore[return-value]
+            lambda repo: repo.list(scope, include_retired=include_retired, event=event)
+        )
+
+    async def history(self, scope: str, ruling_id: int) -> list[Version]:
+        return await self.read(lambda repo: repo.history(scope, ruling_id))  # type: ignore[return-value]
+
+    async def config(self, scope: str) -> ScopeConfig:
+        return await self.read(lambda repo: repo.config(scope))  # type: ignore[return-value]
+
+    async def events(self, scope: str) -> list[str]:
+        return await self.read(lambda repo: repo.events(scope))  # type: ignore[return-value]

@@ -1,0 +1,148 @@
+"""index.overlay: a scope's own rulings merged into the shared answers without rebuilding the index."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from glossary.model import Change, CrossRef, Entry, Location
+from index.engine import Engine
+from index.overlay import NameResolver, Overlays, build_overlay, is_scoped, scoped_id
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    eng = Engine.open(None, tmp_path_factory.mktemp("overlay") / "index")
+    yield eng
+    eng.close()
+
+
+def ruling(number: int, title: str, text: str, applies: list[str], date: str = "2026-11-01") -> Entry:
+    return Entry(
+        id=scoped_id(number),
+        source="house",
+        document="Server rulings",
+        kind="ruling",
+        title=title,
+        section=["Server rulings"],
+        paragraphs=text.split("\n\n"),
+        location=Location(f"ruling {number}", 1, 1),
+        changes=[Change(kind="added", date=date, raw=f"Date: {date}")],
+        see_also=[CrossRef(text=t, target=t) for t in applies],
+        judge="Ann",
+    )
+
+
+DUEL = ruling(
+    1, "Terrain during a duel", "No Terrain may be played while a duel is being resolved.", ["glossary:terrain"]
+)
+BOWS = ruling(2, "Archers and ranged attacks", "Archer followers may make one Ranged Attack per battle.", [])
+
+
+def test_ids_of_scoped_entries_never_look_like_shared_ids(engine: Engine) -> None:
+    assert scoped_id(42) == "house:#42" and is_scoped("house:#42")
+    assert not any(is_scoped(e.id) for e in engine.corpus.entries)
+    with pytest.raises(ValueError):
+        build_overlay("g", [dataclasses.replace(DUEL, id="house:duel")])
+
+
+def test_a_ruling_is_found_by_its_words_and_placed_after_the_rule_it_applies_to(engine: Engine) -> None:
+    overlay = build_overlay("guild:1", [DUEL, BOWS], 1, engine.corpus)
+    plain = engine.search("can I play a terrain during a duel", limit=10)
+    merged = engine.search("can I play a terrain during a duel", limit=10, overlay=overlay)
+    ids = [h.entry.id for h in merged]
+    assert "house:#1" in ids
+    terrain = ids.index("glossary:terrain") if "glossary:terrain" in ids else None
+    assert terrain is not None and ids[terrain + 1] == "house:#1"
+    # The shared hits keep their order; nothing else changes.
+    assert [i for i in ids if i != "house:#1"] == [h.entry.id for h in plain][: len(ids) - 1]
+    hit = merged[ids.index("house:#1")]
+    assert "**Terrain**" in hit.snippet and "**duel**" in hit.snippet
+
+
+def test_a_ruling_about_a_topic_with_no_shared_hit_is_ranked_by_the_common_score(engine: Engine) -> None:
+    overlay = build_overlay("guild:1", [DUEL, BOWS], 1, engine.corpus)
+    hits = engine.search("how many ranged attacks can archer followers make", limit=5, overlay=overlay)
+    assert "house:#2" in [h.entry.id for h in hits[:3]]
+
+
+def test_unrelated_questions_and_other_sources_get_no_ruling(engine: Engine) -> None:
+    overlay = build_overlay("guild:1", [DUEL, BOWS], 1, engine.corpus)
+    assert not any(is_scoped(h.entry.id) for h in engine.search("what is a province", 10, overlay=overlay))
+    only_glossary = engine.search("terrain during a duel", 10, source="glossary", overlay=overlay)
+    assert not any(is_scoped(h.entry.id) for h in only_glossary)
+    assert not any(is_scoped(h.entry.id) for h in engine.search("terrain duel", 10, since="2027", overlay=overlay))
+
+
+def test_scopes_are_isolated(engine: Engine) -> None:
+    overlays = Overlays()
+    overlays.put(build_overlay("guild:1", [DUEL], 1, engine.corpus))
+    overlays.put(build_overlay("guild:2", [BOWS], 1, engine.corpus))
+    one, two = overlays.get("guild:1"), overlays.get("guild:2")
+    assert engine.get("house:#1", one) is DUEL and engine.get("house:#1", two) is None
+    assert engine.get("house:#1") is None
+    found = {h.entry.id for h in engine.search("terrain during a duel", 15, overlay=two)}
+    assert "house:#1" not in found
+    assert overlays.get(None) is None and overlays.get("guild:3") is None
+
+
+def test_shared_entries_are_not_modified(engine: Engine) -> None:
+    terrain = engine.get("glossary:terrain")
+    before = list(terrain.overridden_by)
+    overlay = build_overlay("guild:1", [DUEL], 1, engine.corpus)
+    assert terrain.overridden_by == before
+    assert overlay.applying_to("glossary:terrain") == (DUEL,)
+    assert DUEL.overrides == ["glossary:terrain"]
+
+
+def test_unknown_targets_are_dropped_from_the_links(engine: Engine) -> None:
+    stray = ruling(3, "Stray", "Text.", ["glossary:no-such-entry", "glossary:target"])
+    overlay = build_overlay("g", [stray], 1, engine.corpus)
+    assert stray.overrides == ["glossary:target"] and overlay.applying_to("glossary:no-such-entry") == ()
+
+
+def test_define_complete_and_changes_merge(engine: Engine) -> None:
+    overlay = build_overlay("guild:1", [DUEL, BOWS], 1, engine.corpus)
+    assert engine.define("terrain during a duel", overlay=overlay).entry is DUEL
+    assert engine.define("terrain during a duel").entry is not DUEL
+    terrain = engine.define("terrain", overlay=overlay)
+    assert terrain.entry.id == "glossary:terrain"  # a shared name stays the shared entry
+    assert engine.complete("terrain d", overlay=overlay)[0] == ("Terrain during a duel", "house:#1")
+    assert ("Archers and ranged attacks", "house:#2") in engine.complete("ranged", overlay=overlay)
+    records = engine.changes(source="house", overlay=overlay)
+    assert [r.entry.id for r in records] == ["house:#1", "house:#2"]
+    since = engine.changes(since="2026-01-01", overlay=overlay)
+    assert {r.entry.id for r in since} == {"house:#1", "house:#2"}
+    assert engine.changes(source="glossary", overlay=overlay) == engine.changes(source="glossary")
+
+
+def test_a_newer_revision_is_never_replaced_by_an_older_one(engine: Engine) -> None:
+    overlays = Overlays()
+    overlays.put(build_overlay("g", [DUEL, BOWS], 5, engine.corpus))
+    overlays.put(build_overlay("g", [DUEL], 4, engine.corpus))
+    assert len(overlays.get("g")) == 2 and overlays.revisions() == {"g": 5}
+    overlays.put(build_overlay("g", [DUEL], 6, engine.corpus))
+    assert len(overlays.get("g")) == 1
+
+
+def test_name_resolver_links_like_house_files_and_refuses_to_guess(engine: Engine) -> None:
+    resolver = NameResolver(engine.corpus)
+    assert resolver.resolve("ranged attack") == ["glossary:ranged-attack"]
+    assert resolver.resolve("  TERRAIN ") == ["glossary:terrain"]
+    assert resolver.resolve("glossary:target") == ["glossary:target"]
+    assert resolver.resolve("no such thing") == []
+    shared = [e for e in engine.corpus.entries if len(resolver.resolve(e.title)) > 1]
+    assert shared, "the shipped corpus has titles two entries share"
+    ambiguous = shared[0]
+    assert resolver.label(ambiguous.id) == ambiguous.id
+    assert resolver.label("glossary:terrain") == "Terrain"
+    assert resolver.resolve(resolver.label(ambiguous.id)) == [ambiguous.id]
+
+
+def test_overlay_of_hundreds_of_rulings_builds_and_answers(engine: Engine, tmp_path: Path) -> None:
+    many = [ruling(n, f"Ruling number {n} on terrain", f"Text {n} about duels and terrain.", []) for n in range(300)]
+    overlay = build_overlay("big", many, 1, engine.corpus)
+    hits = engine.search("ruling number 7 on terrain", 5, overlay=overlay)
+    assert hits[0].entry.id == "house:#7"

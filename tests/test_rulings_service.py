@@ -1,0 +1,102 @@
+"""RulingsService: overlays kept fresh across processes by the poll (two services = two processes' view)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from bot.rulings.db import resolve_url
+from bot.rulings.repository import Author, Draft
+from bot.rulings.service import UNAVAILABLE_NOTE, RulingsService, Unavailable
+from index.engine import Engine
+
+ANN = Author("1", "Ann")
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    return Engine.open(None, tmp_path_factory.mktemp("svc") / "index")
+
+
+@pytest_asyncio.fixture
+async def pair(database_url: str, engine: Engine, tmp_path: Path) -> AsyncIterator[list[RulingsService]]:
+    reloads: list[int] = []
+
+    async def remote_reload() -> None:
+        reloads.append(1)
+
+    services = [
+        RulingsService(resolve_url(database_url, tmp_path), lambda: engine, poll_seconds=3600,
+                       on_remote_reload=remote_reload)  # fmt: skip
+        for _ in range(2)
+    ]
+    for service in services:
+        await service.start()
+    services[1].reloads = reloads  # type: ignore[attr-defined]
+    try:
+        yield services
+    finally:
+        for service in services:
+            await service.close()
+
+
+async def test_a_change_in_one_process_reaches_the_others_overlay_at_its_next_poll(pair) -> None:
+    a, b = pair
+    assert (await b.overlay_for("guild:1"))[0] is not None  # b serves guild 1 and has loaded it (empty)
+    ruling = await a.add("guild:1", Draft("Duel terrain", "Text.", ("glossary:terrain",)), ANN)
+    assert a.overlay("guild:1").get(f"house:#{ruling.id}") is not None  # the writer: at once
+    assert b.overlay("guild:1").get(f"house:#{ruling.id}") is None  # the other: not yet
+    await b.poll()
+    overlay = b.overlay("guild:1")
+    assert overlay.get(f"house:#{ruling.id}").title == "Duel terrain"
+    assert [e.id for e in overlay.applying_to("glossary:terrain")] == [f"house:#{ruling.id}"]
+    await a.retire("guild:1", ruling.id, ANN, "gone")
+    await b.poll()
+    assert b.overlay("guild:1").get(f"house:#{ruling.id}") is None
+    assert b.overlay("guild:2") is None  # never asked for: nothing loaded
+
+
+async def test_reload_is_announced_to_the_other_processes(pair) -> None:
+    a, b = pair
+    await b.poll()
+    await a.announce_reload()
+    await b.poll()
+    assert b.reloads == [1]
+    await b.poll()
+    assert b.reloads == [1]  # once per reload
+    await a.poll()
+    assert b.reloads == [1]
+
+
+async def test_relink_after_reload_keeps_rulings_attached(pair, engine: Engine) -> None:
+    a, _ = pair
+    ruling = await a.add("guild:1", Draft("Duel terrain", "Text.", ("glossary:terrain",)), ANN)
+    before = a.overlay("guild:1")
+    await asyncio.to_thread(engine.reload)
+    await a.relink()
+    after = a.overlay("guild:1")
+    assert after is not before and after.get(f"house:#{ruling.id}").overrides == ["glossary:terrain"]
+
+
+async def test_down_database_notes_once_refuses_writes_and_recovers(engine: Engine, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    url = resolve_url(f"sqlite:///{blocker}/db.sqlite3", tmp_path)
+    service = RulingsService(url, lambda: engine, poll_seconds=3600)
+    await service.start()
+    try:
+        assert not service.available
+        assert await service.overlay_for("guild:1") == (None, UNAVAILABLE_NOTE)
+        assert await service.overlay_for("guild:1") == (None, None)  # once
+        assert await service.overlay_for("guild:2") == (None, UNAVAILABLE_NOTE)  # once per server
+        with pytest.raises(Unavailable):
+            await service.add("guild:1", Draft("T", "Text."), ANN)
+        blocker.unlink()  # the "database" comes back
+        await service.poll()
+        assert service.available and service.overlay("guild:1") is not None and service.overlay("guild:2") is not None
+    finally:
+        await service.close()
