@@ -29,11 +29,11 @@ from bot.settings import Settings  # noqa: E402
 from index.engine import Engine  # noqa: E402
 
 FORM = {
-    "title": "Terrains and enemy cards",
+    "title": "Calling out enemy cards at the table",
     "text": (
         "EXAMPLE RULING — for illustration only.\n\n"
-        "A Terrain your opponent played at the current battlefield is an **enemy** card for effects "
-        "that target \"an enemy card\"."
+        "When an effect says \"an enemy card\", the player taking it names the battle side it looks at "
+        "before choosing; Terrains and Regions are never **enemy** cards (see Terrain and Region)."
     ),
 }
 OPTIONS = {"applies_to": "glossary:enemy", "event": "Kotei 2026"}
