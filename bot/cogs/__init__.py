@@ -5,13 +5,14 @@ Shared here: the per-user cooldown read from settings, and the autocomplete adap
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 
 import discord
 from discord import app_commands
 
+from ..admission import EXPIRE_AT, Busy, Expired, age
+from ..logs import log_answer
 from ..views import choices
 
 log = logging.getLogger("bot")
@@ -45,16 +46,31 @@ def lookup_command(name: str, description: str, **options: str) -> Callable[[Cal
 def completer(method: str) -> Callable:
     """An autocomplete callback over one engine method (``complete``, ``complete_section``, ...).
 
-    The index query runs in a worker thread: every keystroke is a request, and the event loop
-    also serves the gateway heartbeat and the other shards.
+    The index query runs on the lookup workers: every keystroke is a request, and the event loop
+    also serves the gateway heartbeat and the other shards. When the queue is full the user gets no
+    suggestions; when the interaction expired while queued, nothing is sent. Logged at DEBUG only.
     """
 
     async def autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        engine = interaction.client.judge.engine  # type: ignore[attr-defined]
+        bot = interaction.client
+        engine = bot.judge.engine  # type: ignore[attr-defined]
+        name = f"{interaction.command.qualified_name if interaction.command else '?'}:autocomplete"
+        find = getattr(engine, method)
+        outcome, found = "ok", []
         try:
-            return choices(await asyncio.to_thread(getattr(engine, method), current or "", 25))
+            found = await bot.lookups.run(  # type: ignore[attr-defined]
+                lambda: find(current or "", 25), lambda: age(interaction) < EXPIRE_AT
+            )
+        except Busy:
+            outcome = "busy"
+        except Expired:
+            log_answer(interaction, name, "expired", level=logging.DEBUG)
+            raise  # discord.py then sends nothing (its log of this is filtered out, see bot.client)
         except Exception:  # autocomplete must never error out in the user's face
-            log.exception("autocomplete %s failed for %r", method, current)
-            return []
+            outcome = "error"
+            log.exception("autocomplete %s failed", method)
+            log.debug("autocomplete %s failed for %r", method, current)  # the user's text: DEBUG only
+        log_answer(interaction, name, outcome, level=logging.DEBUG)
+        return choices(found)
 
     return autocomplete
