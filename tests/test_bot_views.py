@@ -53,7 +53,7 @@ def fake_interaction(
     interaction = mock.create_autospec(discord.Interaction, instance=True)
     interaction.client = bot
     interaction.extras = {}
-    interaction.id = 99
+    interaction.id = discord.utils.time_snowflake(dt.datetime.now(dt.UTC))  # created now: Discord's 3 s start here
     interaction.user = SimpleNamespace(id=user_id)
     interaction.guild = SimpleNamespace(id=5)
     interaction.guild_id = 5
@@ -213,7 +213,7 @@ async def test_open_and_page_buttons(bot: JudgeBot) -> None:
 async def test_slow_page_click_defers_as_update_then_edits_the_original(
     bot: JudgeBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(views, "DEFER_AFTER", 0.0)
+    monkeypatch.setattr(views, "DEFER_AT", 0.0)
     real_rebuild = bot.judge.rebuild
 
     def slow_rebuild(kind: str, arg: str) -> render.Answer:
@@ -353,7 +353,7 @@ async def test_commands_synced_only_when_changed(bot: JudgeBot) -> None:
 
 
 async def test_slow_lookup_is_deferred_then_followed_up(bot: JudgeBot, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(views, "DEFER_AFTER", 0.01)
+    monkeypatch.setattr(views, "DEFER_AT", 0.01)
 
     def slow(judge: Judge) -> render.Answer:  # a Judge call that takes longer than the defer threshold
         time.sleep(0.1)

@@ -262,7 +262,9 @@ class FakeDiscord:
         self.gateway_queries: list[dict[str, str]] = []
         self._rate_limits: dict[str, list[Any]] = {}
         self._stalls: dict[str, list[float]] = {}
+        self._delays: dict[str, list[float]] = {}
         self.stalled: list[str] = []  # "METHOD path" of every request held by inject_stall
+        self.delayed: list[str] = []  # ... and by inject_delay
         self.close_codes: list[int | None] = []  # close code of every gateway socket, as the client closed it
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -399,6 +401,9 @@ class FakeDiscord:
         elif (limited := self._take_rate_limit(name)) is not None:
             status, data, headers = limited
         else:
+            if (delay := self._take(self._delays, name)) is not None:
+                self.delayed.append(f"{request.method} {path}")
+                await asyncio.sleep(delay)  # a slow network: the request is then carried out as usual
             result = await fn(request, body=body, **match.groupdict())
             status, data = result[0], result[1]
             headers = result[2] if len(result) > 2 else {}
@@ -447,8 +452,16 @@ class FakeDiscord:
         carried out: a REST base (or a proxy in front of it) that times out."""
         self._stalls[route] = [count, seconds]
 
+    def inject_delay(self, count: int = 1, route: str = "callback", seconds: float = 1.0) -> None:
+        """The next ``count`` requests to ``route`` are held ``seconds``, then carried out normally."""
+        self._delays[route] = [count, seconds]
+
     def _take_stall(self, route: str) -> float | None:
-        entry = self._stalls.get(route)
+        return self._take(self._stalls, route)
+
+    @staticmethod
+    def _take(table: dict[str, list[float]], route: str) -> float | None:
+        entry = table.get(route)
         if not entry or entry[0] <= 0:
             return None
         entry[0] -= 1
