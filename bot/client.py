@@ -25,7 +25,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from .admission import EXPIRE_AT, Expired, Lookups, UserCooldowns, age, slow_down
+from .admission import EXPIRE_AT, Expired, Lookups, Responder, UserCooldowns, age, slow_down
 from .health import HealthServer
 from .logs import log_answer
 from .metrics import Metrics
@@ -177,7 +177,9 @@ class JudgeBot(commands.AutoShardedBot):
         self._judge: Judge | None = Judge(engine, settings.rulebook_url) if engine is not None else None
         self.synced: bool | None = None  # whether the last start pushed commands to Discord
         self.started = time.monotonic()
-        self.lookups = Lookups(settings.lookup_workers, settings.queue_limit)
+        self.lookups = Lookups(settings.lookup_workers, settings.max_wait)
+        self.responder = Responder()
+        self.lookups.hold = self.responder.backlogged  # a burst: acknowledge everyone first, then look up
         self.button_cooldowns = UserCooldowns.from_settings(settings)
         self.metrics = Metrics()
         self.metrics.watch(self)
@@ -284,6 +286,7 @@ class JudgeBot(commands.AutoShardedBot):
             with contextlib.suppress(Exception):
                 await shard.disconnect()  # closes with 1000 and stops that shard's reconnect loop
         await self.drain(self.settings.shutdown_grace)
+        await self.responder.close()
         await super().close()
         self.lookups.shutdown()
         if self.health is not None:

@@ -76,7 +76,7 @@ def health_report(bot: JudgeBot) -> tuple[bool, dict[str, Any]]:
         "problems": problems,
         "gateway": {"shards": {str(k): v for k, v in shards.items()}, "ready": bot.is_ready()},
         "index": {"loaded": bool(entries), "entries": entries, "built_at": stats.get("built_at")},
-        "lookups": {"pending": bot.lookups.pending, "queue_limit": bot.lookups.queue_limit},
+        "lookups": {"pending": bot.lookups.pending, "expected_wait_s": round(bot.lookups.expected_seconds(), 3)},
         "uptime_s": round(time.monotonic() - bot.started, 1),
     }
     return not problems, details

@@ -93,7 +93,12 @@ class _LiveCollector(Collector):
         lookups = self.bot.lookups
         yield GaugeMetricFamily("l5r_lookups_pending", "Lookups running or waiting for a worker", value=lookups.pending)
         yield GaugeMetricFamily(
-            "l5r_lookup_queue_limit", "Waiting lookups allowed before the busy reply", value=lookups.queue_limit
+            "l5r_lookup_seconds_average", "Running average of one lookup's duration", value=lookups.seconds_per_lookup
+        )
+        yield GaugeMetricFamily(
+            "l5r_responses_skipped",
+            "First responses not sent because the interaction's window had closed",
+            value=self.bot.responder.skipped,
         )
         yield GaugeMetricFamily(
             "l5r_uptime_seconds", "Seconds since the bot process started", value=time.monotonic() - self.bot.started

@@ -46,7 +46,7 @@ class Settings:
     health_port: int | None = None  # /healthz and /metrics on this port; None: no endpoint
     health_host: str = "127.0.0.1"
     lookup_workers: int = 2  # lookups computed at once (threads; the GIL makes more of them no faster)
-    queue_limit: int = 500  # lookups allowed to wait for a worker; past that a new one gets the busy reply
+    max_wait: float = 10.0  # seconds a lookup may expect to wait for a worker; past that: the busy reply
     shutdown_grace: float = 5.0  # seconds a stop waits for answers in flight
 
     @property
@@ -102,7 +102,7 @@ class Settings:
             health_port=health_port or None,
             health_host=get.text("HEALTH_HOST") or "127.0.0.1",
             lookup_workers=get.integer("LOOKUP_WORKERS", minimum=1) or 2,
-            queue_limit=get.integer("QUEUE_LIMIT", minimum=1) or 500,
+            max_wait=get.number("MAX_WAIT", default=10.0),
             shutdown_grace=get.number("SHUTDOWN_GRACE", default=5.0),
         )
 

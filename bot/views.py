@@ -129,18 +129,28 @@ class RestTimeout(Expired):
     """A first response got no answer from the REST base before Discord's window closed."""
 
 
-async def first_response(interaction: discord.Interaction, call: Awaitable[object], *, deferred: bool = False) -> None:
-    """Send the interaction's first response, waiting no longer than Discord would still take it."""
+async def first_response(
+    interaction: discord.Interaction, call: Callable[[], Awaitable[object]], *, deferred: bool = False
+) -> None:
+    """Send the interaction's first response (``call()``, made when its turn comes in the bot's
+    ``Responder``), waiting no longer than Discord would still take it. Not sent at all when the
+    window has closed by then (``Expired``); Discord's "Unknown interaction" is ``Expired`` too."""
+    bot: JudgeBot = interaction.client  # type: ignore[assignment]
     try:
-        await asyncio.wait_for(call, timeout=max(0.1, remaining(interaction) + 0.5))
+        await bot.responder.send(interaction, call, first=True, timeout=max(0.1, remaining(interaction) + 0.5))
     except TimeoutError:
         raise RestTimeout from None
+    except discord.NotFound as exc:
+        if exc.code == 10062:  # Unknown interaction: too late after all; don't try again
+            raise Expired from None
+        raise
     note_first_response(interaction, deferred)
 
 
-async def later_response(call: Awaitable[object]) -> None:
+async def later_response(interaction: discord.Interaction, call: Callable[[], Awaitable[object]]) -> None:
     """A followup or an edit after the first response (the interaction's token lasts 15 minutes)."""
-    await asyncio.wait_for(call, timeout=REST_TIMEOUT)
+    bot: JudgeBot = interaction.client  # type: ignore[assignment]
+    await bot.responder.send(interaction, call, first=False, timeout=REST_TIMEOUT)
 
 
 async def send_answer(
@@ -158,22 +168,22 @@ async def send_answer(
     if view is not None:
         kwargs["view"] = view
     if edit and interaction.response.is_done():
-        await later_response(interaction.edit_original_response(embed=embed, view=view))
+        await later_response(interaction, lambda: interaction.edit_original_response(embed=embed, view=view))
     elif edit:
-        await first_response(interaction, interaction.response.edit_message(embed=embed, view=view))
+        await first_response(interaction, lambda: interaction.response.edit_message(embed=embed, view=view))
     elif interaction.response.is_done():
-        await later_response(interaction.followup.send(**kwargs, ephemeral=private))
+        await later_response(interaction, lambda: interaction.followup.send(**kwargs, ephemeral=private))
     else:
-        await first_response(interaction, interaction.response.send_message(**kwargs, ephemeral=private))
+        await first_response(interaction, lambda: interaction.response.send_message(**kwargs, ephemeral=private))
 
 
 async def send_error(interaction: discord.Interaction, message: str) -> None:
     """A short ephemeral message; never raises (the interaction may have expired, the REST base may hang)."""
     try:
         if interaction.response.is_done():
-            await later_response(interaction.followup.send(message, ephemeral=True))
+            await later_response(interaction, lambda: interaction.followup.send(message, ephemeral=True))
         else:
-            await first_response(interaction, interaction.response.send_message(message, ephemeral=True))
+            await first_response(interaction, lambda: interaction.response.send_message(message, ephemeral=True))
     except (discord.HTTPException, TimeoutError, Expired):
         log.warning("could not deliver error message to interaction %s", interaction.id, exc_info=True)
 
@@ -194,8 +204,8 @@ async def run_judge(
     if lookups.saturated():
         raise Busy
     wait = DEFER_AT - age(interaction)
-    if lookups.expected_seconds() > wait:
-        wait = 0.0  # it would queue past DEFER_AT: acknowledge now, answer when its turn comes
+    if lookups.expected_seconds() > wait or bot.responder.backlogged():
+        wait = 0.0  # it would be late (a queue, or a burst to acknowledge): defer now, answer in turn
 
     def wanted() -> bool:  # asked by the worker before it starts: skip work nobody can receive
         return interaction.response.is_done() or age(interaction) < EXPIRE_AT
@@ -209,7 +219,7 @@ async def run_judge(
             if age(interaction) >= EXPIRE_AT:
                 raise Expired
             await first_response(
-                interaction, interaction.response.defer(ephemeral=private, thinking=thinking), deferred=True
+                interaction, lambda: interaction.response.defer(ephemeral=private, thinking=thinking), deferred=True
             )
         return await job
     finally:

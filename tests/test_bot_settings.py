@@ -121,15 +121,15 @@ def test_service_settings() -> None:
             "HEALTH_PORT": "8080",
             "HEALTH_HOST": "0.0.0.0",
             "LOOKUP_WORKERS": "3",
-            "QUEUE_LIMIT": "40",
+            "MAX_WAIT": "4",
             "SHUTDOWN_GRACE": "2.5",
         }
     )
     assert (s.log_format, s.health_port, s.health_host) == ("json", 8080, "0.0.0.0")
-    assert (s.lookup_workers, s.queue_limit, s.shutdown_grace) == (3, 40, 2.5)
+    assert (s.lookup_workers, s.max_wait, s.shutdown_grace) == (3, 4.0, 2.5)
     d = Settings.from_env({})
     assert (d.log_format, d.health_port, d.health_host) == ("text", None, "127.0.0.1")  # no endpoint by default
-    assert (d.lookup_workers, d.queue_limit, d.shutdown_grace) == (2, 500, 5.0)
+    assert (d.lookup_workers, d.max_wait, d.shutdown_grace) == (2, 10.0, 5.0)
     assert Settings.from_env({"HEALTH_PORT": "0"}).health_port is None
 
 
@@ -140,7 +140,7 @@ def test_service_settings() -> None:
         ({"HEALTH_PORT": "70000"}, "HEALTH_PORT: expected a TCP port"),
         ({"HEALTH_PORT": "http"}, "HEALTH_PORT: expected a whole number"),
         ({"LOOKUP_WORKERS": "0"}, "LOOKUP_WORKERS: must be at least 1"),
-        ({"QUEUE_LIMIT": "-3"}, "QUEUE_LIMIT: must be at least 1"),
+        ({"MAX_WAIT": "-3"}, "MAX_WAIT: must be zero or a positive number"),
         ({"SHUTDOWN_GRACE": "-1"}, "SHUTDOWN_GRACE: must be zero or a positive number"),
     ],
 )

@@ -68,7 +68,7 @@ def fake_interaction(
     def mark_done(*_a: object, **_k: object) -> None:
         done["value"] = True
 
-    for name in ("send_message", "edit_message", "defer"):
+    for name in ("send_message", "edit_message", "defer", "autocomplete"):
         getattr(response, name).side_effect = mark_done
     interaction.response = response
     interaction.followup = mock.create_autospec(discord.Webhook, instance=True)
@@ -188,10 +188,12 @@ async def test_autocomplete_values_answer_their_commands(bot: JudgeBot) -> None:
     ]:
         cmd = bot.tree.get_command(command)
         interaction = fake_interaction(bot)
-        choices = await cmd._params[option].autocomplete(interaction, typed)
+        assert await cmd._params[option].autocomplete(interaction, typed) == []  # it responded itself:
+        (choices,) = interaction.response.autocomplete.call_args.args
         assert 0 < len(choices) <= 25 and all(len(c.name) <= 100 and len(c.value) <= 100 for c in choices)
-        await cmd.callback(cmd.binding, interaction, choices[0].value)
-        embed, _view, _ = sent(interaction.response.send_message.call_args)
+        picked = fake_interaction(bot)  # the command, sent with the picked choice's value
+        await cmd.callback(cmd.binding, picked, choices[0].value)
+        embed, _view, _ = sent(picked.response.send_message.call_args)
         assert embed.title == title, (command, choices[0])
 
 

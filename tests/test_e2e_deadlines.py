@@ -96,8 +96,10 @@ async def test_a_fast_answer_is_not_deferred(running) -> None:
 
 async def test_a_full_queue_gets_the_busy_reply_and_every_interaction_one_response(running, monkeypatch) -> None:
     fake, bot = running
-    monkeypatch.setattr(bot, "lookups", Lookups(workers=1, queue_limit=2))
-    slow(monkeypatch, bot, "search", 0.6)  # one worker: the third answer would be ready 1.8 s after creation
+    lookups = Lookups(workers=1, max_wait=2.0)
+    lookups.seconds_per_lookup = 0.6  # as measured: room for three in the queue, the third past DEFER_AT
+    monkeypatch.setattr(bot, "lookups", lookups)
+    slow(monkeypatch, bot, "search", 0.6)
     recs = await asyncio.gather(
         *(
             fake.invoke_command("ask", {"question": "terrain"}, user=fake.new_member(), timeout=10)

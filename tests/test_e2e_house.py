@@ -133,12 +133,13 @@ async def test_reload_picks_up_an_edited_ruling(running, folders, engine) -> Non
 
 async def test_one_log_line_per_command_with_latency_and_hits(running, caplog) -> None:
     fake, _ = running
+    user = fake.new_member()  # (a line of an earlier test's answer may still be written meanwhile)
     with caplog.at_level(logging.INFO, logger="bot"):
-        await fake.invoke_command("define", {"term": "target"})
-        await fake.context_menu("Look up rules", fake.user_message("is a terrain an enemy card"))
+        await fake.invoke_command("define", {"term": "target"}, user=user)
+        await fake.context_menu("Look up rules", fake.user_message("is a terrain an enemy card"), user=user)
 
         def logged() -> list[dict]:
-            return [r.fields for r in caplog.records if r.getMessage() == "answer"]
+            return [r.fields for r in caplog.records if r.getMessage() == "answer" and r.fields["user"] == user.id]
 
         # The line is written just after the reply is sent; give the bot a moment to write it.
         await fake.wait_for(lambda: len(logged()) >= 2, 5, "two answer log lines")

@@ -13,7 +13,7 @@ from discord import app_commands
 
 from ..admission import EXPIRE_AT, Busy, Expired, age
 from ..logs import log_answer
-from ..views import choices
+from ..views import choices, first_response
 
 log = logging.getLogger("bot")
 
@@ -59,8 +59,11 @@ def completer(method: str) -> Callable:
         outcome, found = "ok", []
         try:
             found = await bot.lookups.run(  # type: ignore[attr-defined]
-                lambda: find(current or "", 25), lambda: age(interaction) < EXPIRE_AT
+                lambda: find(current or "", 25), lambda: age(interaction) < EXPIRE_AT, urgent=True
             )
+            # Sent here, through the bot's Responder (in turn, not at all once expired); discord.py
+            # then sees the response done and sends nothing itself.
+            await first_response(interaction, lambda: interaction.response.autocomplete(choices(found)))
         except Busy:
             outcome = "busy"
         except Expired:
@@ -71,6 +74,6 @@ def completer(method: str) -> Callable:
             log.exception("autocomplete %s failed", method)
             log.debug("autocomplete %s failed for %r", method, current)  # the user's text: DEBUG only
         log_answer(interaction, name, outcome, level=logging.DEBUG)
-        return choices(found)
+        return []  # only used when the response above was not sent (busy, error): no suggestions
 
     return autocomplete

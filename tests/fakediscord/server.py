@@ -76,6 +76,7 @@ class InteractionRecord:
     created_at: float = 0.0  # perf_counter() clock; earlier than dispatched_at when delivered late (``age``)
     callbacks: list[dict[str, Any]] = field(default_factory=list)
     callback_at: float | None = None
+    settled_at: float | None = None  # when the user first saw a final answer (see ``settled``)
     rejected: list[RecordedCall] = field(default_factory=list)
     original_message_id: int | None = None
     followup_ids: list[int] = field(default_factory=list)
@@ -139,6 +140,8 @@ class InteractionRecord:
         return True
 
     def _notify(self) -> None:
+        if self.settled_at is None and self.settled:
+            self.settled_at = time.perf_counter()
         self._changed.set()
         self._changed = asyncio.Event()
 
