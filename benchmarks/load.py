@@ -74,6 +74,7 @@ async def run(burst: int, rate: float, seconds: float, reload: bool, workers: in
         "problems": load.problems(),
         "build_problems": load.build_problems(),
         "reload_reply": reload_text,
+        "builds_seen": load.builds_seen(),
         "seconds": round(took, 1),
         "bot_errors": [line for line in log.splitlines() if "ERROR" in line or "Traceback" in line][:20],
         "rss_line": next((m for m in metrics.splitlines() if m.startswith("process_resident_memory_bytes")), None),
@@ -110,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['lost']:>6}{first:>30}{final:>32}"
             )
         print(f"run took {report['seconds']} s; reload reply: {report['reload_reply']!r}")
+        print(f"/define terrain answers by index build (house ruling version): {report['builds_seen']}")
         for line in report["problems"][:20] + report["build_problems"][:20] + report["bot_errors"]:
             print("PROBLEM:", line)
     bad = report["problems"] or report["build_problems"] or report["bot_errors"]

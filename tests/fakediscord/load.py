@@ -210,6 +210,15 @@ class LoadRun:
                 out.append(f"define terrain {s.rec.id}: old build after the reload replied")
         return out
 
+    def builds_seen(self) -> dict[str, int]:
+        """How many /define terrain answers showed each version of the house ruling."""
+        seen = {"alpha": 0, "beta": 0}
+        for s in self.sent:
+            if s.kind == "define terrain" and s.rec.settled:
+                for version in seen:
+                    seen[version] += f"Marker text {version}" in self._text(s.rec)
+        return seen
+
     def summary(self, phase: str | None = None) -> dict[str, Any]:
         chosen = [s for s in self.sent if phase is None or s.phase == phase]
         first = [s.rec.response_age * 1000 for s in chosen if s.rec.response_age is not None]
