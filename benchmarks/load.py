@@ -32,6 +32,21 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fakediscord import FakeDiscord  # noqa: E402
 from fakediscord.load import LoadRun, Workload, write_rulings  # noqa: E402
 from fakediscord.process import BotProcess  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+
+def outcomes(metrics: str) -> dict[str, int]:
+    """The bot's own count of interactions by outcome (autocomplete apart), from its /metrics."""
+    counts: dict[str, int] = {}
+    for family in text_string_to_metric_families(metrics):
+        if family.name != "l5r_answers":
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_total"):
+                kind = "autocomplete" if sample.labels["command"].endswith(":autocomplete") else "answers"
+                key = f"{kind} {sample.labels['outcome']}"
+                counts[key] = counts.get(key, 0) + int(sample.value)
+    return dict(sorted(counts.items()))
 
 
 def load_inputs() -> tuple[list[str], list[str]]:
@@ -77,7 +92,7 @@ async def run(burst: int, rate: float, seconds: float, reload: bool, workers: in
         "builds_seen": load.builds_seen(),
         "seconds": round(took, 1),
         "bot_errors": [line for line in log.splitlines() if "ERROR" in line or "Traceback" in line][:20],
-        "rss_line": next((m for m in metrics.splitlines() if m.startswith("process_resident_memory_bytes")), None),
+        "bot_outcomes": outcomes(metrics),
     }
 
 
@@ -112,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"run took {report['seconds']} s; reload reply: {report['reload_reply']!r}")
         print(f"/define terrain answers by index build (house ruling version): {report['builds_seen']}")
+        print(f"outcomes counted by the bot: {report['bot_outcomes']}")
         for line in report["problems"][:20] + report["build_problems"][:20] + report["bot_errors"]:
             print("PROBLEM:", line)
     bad = report["problems"] or report["build_problems"] or report["bot_errors"]
