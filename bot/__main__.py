@@ -83,6 +83,7 @@ def run_bot(settings: Settings) -> int:
     import discord
 
     from .client import JudgeBot
+    from .health import HealthPortError
     from .logs import setup_logging
 
     setup_logging(settings)
@@ -92,6 +93,9 @@ def run_bot(settings: Settings) -> int:
         asyncio.run(_start(bot, settings.token or ""))
     except KeyboardInterrupt:  # a signal before the handlers were installed
         return 0
+    except HealthPortError as exc:
+        log.error("could not serve the health endpoint: %s", exc)
+        return 1
     except discord.LoginFailure:
         log.error("Discord rejected the token (DISCORD_TOKEN); check it and try again")
         return 1

@@ -82,6 +82,10 @@ def health_report(bot: JudgeBot) -> tuple[bool, dict[str, Any]]:
     return not problems, details
 
 
+class HealthPortError(RuntimeError):
+    """The health endpoint could not listen (port taken, address not available)."""
+
+
 class HealthServer:
     """A small aiohttp server in the bot's own event loop."""
 
@@ -100,7 +104,7 @@ class HealthServer:
         except OSError as exc:
             await self._runner.cleanup()
             self._runner = None
-            raise OSError(f"HEALTH_PORT {self.port} on {self.host}: {exc.strerror or exc}") from None
+            raise HealthPortError(f"HEALTH_PORT {self.port} on {self.host}: {exc.strerror or exc}") from None
         if self.port == 0:  # tests ask for any free port
             self.port = self._runner.addresses[0][1]
         log.info("health endpoint on http://%s:%d/healthz and /metrics", self.host, self.port)

@@ -227,24 +227,32 @@ async def run_judge(
             job.cancel()
 
 
-async def answer(interaction: discord.Interaction, make: Callable[[Judge], Answer], *, private: bool) -> None:
-    """The whole life of a lookup command: compute, then reply; bad input -> short ephemeral note,
-    a full queue -> the busy reply, too late -> nothing. The outcome goes to the answer's log line."""
-    outcome = "ok"
+async def outcome_of(interaction: discord.Interaction, reply: Awaitable[None]) -> str:
+    """Await ``reply`` and name its outcome for the answer's log line: bad input gets a short
+    ephemeral note, a full queue the busy reply, a closed window nothing; other errors propagate."""
     try:
+        await reply
+    except UserError as exc:
+        await send_error(interaction, str(exc))
+        return "user_error"
+    except Busy:
+        await send_error(interaction, BUSY)
+        return "busy"
+    except RestTimeout:
+        return "timeout"
+    except Expired:
+        return "expired"
+    return "ok"
+
+
+async def answer(interaction: discord.Interaction, make: Callable[[Judge], Answer], *, private: bool) -> None:
+    """The whole life of a lookup command: compute, then reply (see ``outcome_of``)."""
+
+    async def reply() -> None:
         result = await run_judge(interaction, make, private=private)
         await send_answer(interaction, result, private=private)
-    except UserError as exc:
-        outcome = "user_error"
-        await send_error(interaction, str(exc))
-    except Busy:
-        outcome = "busy"
-        await send_error(interaction, BUSY)
-    except RestTimeout:
-        outcome = "timeout"
-    except Expired:
-        outcome = "expired"
-    interaction.extras["outcome"] = outcome
+
+    interaction.extras["outcome"] = await outcome_of(interaction, reply())
 
 
 def choices(pairs: list[tuple[str, str]]) -> list[app_commands.Choice[str]]:
@@ -280,19 +288,8 @@ class _Button(discord.ui.DynamicItem[discord.ui.Button], template=r"l5r:base:(?P
             await send_error(interaction, slow_down(retry_after))
             log_answer(interaction, name, "cooldown")
             return
-        outcome = "ok"
         try:
-            await self.handle(interaction)
-        except UserError as exc:
-            outcome = "user_error"
-            await send_error(interaction, str(exc))
-        except Busy:
-            outcome = "busy"
-            await send_error(interaction, BUSY)
-        except RestTimeout:
-            outcome = "timeout"
-        except Expired:
-            outcome = "expired"
+            outcome = await outcome_of(interaction, self.handle(interaction))
         except Exception:
             outcome = "error"
             log.exception("button %s failed", self.action)

@@ -182,3 +182,20 @@ async def test_gateway_faults_recover_without_a_restart(tmp_path: Path, index_di
         assert status == 200, body
     log = bot.log_text()
     assert '"outcome": "timeout"' in log or "outcome=timeout" in log, log[-3000:]
+
+
+async def test_a_taken_health_port_stops_the_start_with_one_line(tmp_path: Path, index_dir: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        async with FakeDiscord() as fake:
+            bot = BotProcess(fake, tmp_path, {"L5R_INDEX_DIR": str(index_dir)}, health_port=port)
+            await bot.start()
+            code = await bot.wait(timeout=30)
+    errors = [line for line in bot.log_text().splitlines() if "ERROR" in line]
+    assert code == 1
+    assert len(errors) == 1 and f"could not serve the health endpoint: HEALTH_PORT {port} on 127.0.0.1" in errors[0]
+    assert "Traceback" not in bot.log_text()
