@@ -1,11 +1,12 @@
-# L5R rules judge: the Discord bot with its Whoosh index built into the image.
+# L5R rules judge: the Discord bot, with its Whoosh index built into the image.
 #   docker build -t l5r-judge .
-#   docker run --rm -e DISCORD_TOKEN=... l5r-judge
+#   docker run -d --name l5r-judge --env-file .env -v l5r-judge-state:/var/lib/l5r-judge/state l5r-judge
 # The token is only ever passed at run time (-e / --env-file); it is never copied into the image.
+# .ci/container-check builds and runs this file in CI (with buildah and podman).
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
-# ---- build: install the project and its pinned dependency ranges (pyproject.toml) into a venv ----
+# ---- build: dependencies first (cached until pyproject.toml changes), then the project itself ----
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -13,11 +14,17 @@ ENV PIP_NO_CACHE_DIR=1 \
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
+# The runtime dependencies and the build backend, read from pyproject.toml (pinned ranges there).
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb')); print('\n'.join(p['project']['dependencies'] + p['build-system']['requires']))" > /tmp/requirements.txt \
+    && pip install --no-cache-dir -r /tmp/requirements.txt
+COPY README.md ./
 COPY glossary ./glossary
 COPY index ./index
 COPY bot ./bot
-RUN pip install --no-cache-dir .
+# The code alone; then pip, setuptools and wheel leave the venv (nothing installs at run time).
+RUN pip install --no-cache-dir --no-deps --no-build-isolation . \
+    && python -m pip uninstall --yes --quiet setuptools wheel pip
 
 # ---- runtime: the venv only (no sources tree, no build tools), run as an unprivileged user ----
 FROM ${PYTHON_IMAGE} AS runtime
@@ -25,16 +32,26 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     L5R_INDEX_DIR=/var/lib/l5r-judge/index \
-    L5R_STATE_DIR=/var/lib/l5r-judge/state
+    L5R_STATE_DIR=/var/lib/l5r-judge/state \
+    HEALTH_PORT=8080 \
+    HEALTH_HOST=0.0.0.0
 RUN groupadd --system --gid 10001 judge \
     && useradd --system --uid 10001 --gid judge --home-dir /var/lib/l5r-judge --create-home \
-       --shell /usr/sbin/nologin judge
+       --shell /usr/sbin/nologin judge \
+    && install --directory --owner=judge --group=judge /var/lib/l5r-judge/state
 COPY --from=build /opt/venv /opt/venv
 USER 10001:10001
 WORKDIR /var/lib/l5r-judge
 # Build the index now so the container answers from its first second; it stays writable by the
 # judge user so /reload and house rulings mounted at L5R_HOUSE_RULINGS can rebuild it.
 RUN python -m index build
-HEALTHCHECK --interval=60s --timeout=20s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import sys; from index.engine import Engine; sys.exit(0 if Engine.open().define('target').entry else 1)"]
-CMD ["python", "-m", "bot"]
+# The synced-commands hash: keep it in a volume so a new container does not re-sync the commands
+# (Discord rate-limits syncing).
+VOLUME ["/var/lib/l5r-judge/state"]
+# /healthz and /metrics (Prometheus).
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+    CMD ["python", "-m", "bot", "health"]
+# SIGTERM: the bot closes the gateway, finishes the answers in flight and exits 0.
+STOPSIGNAL SIGTERM
+CMD ["python", "-m", "bot", "run"]

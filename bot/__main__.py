@@ -1,8 +1,13 @@
 """``python -m bot``: the Discord bot when DISCORD_TOKEN is set, else the interactive console.
 
 python -m bot                      # bot (token set) or console (no token)
+python -m bot run                  # the bot, or exit 2 with one line when DISCORD_TOKEN is not set
 python -m bot console              # console even with a token
 python -m bot ask "/define target" # answer one command and exit
+python -m bot health               # ask the running bot's /healthz (HEALTH_PORT): exit 0 healthy, 1 not
+
+The bot stops cleanly on SIGTERM or SIGINT (gateway closed with 1000, answers in flight
+finished, exit 0); a second signal stops waiting for them.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -26,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     ask = sub.add_parser("ask", help="answer one command, e.g. '/define target', and exit")
     ask.add_argument("command", nargs="+", help="a command line such as /banned moshi eihime")
     sub.add_parser("run", help="run the Discord bot (needs DISCORD_TOKEN)")
+    sub.add_parser("health", help="ask the running bot's health endpoint (HEALTH_PORT); exit 0 when healthy")
     args = parser.parse_args(argv)
 
     try:
@@ -35,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     mode = args.mode or ("run" if settings.token else "console")
+    if mode == "health":
+        return check_health(settings)
     if mode == "run":
         if not settings.token:
             print("error: DISCORD_TOKEN is not set (set it, or use `python -m bot console`)", file=sys.stderr)
@@ -56,20 +65,37 @@ def main(argv: list[str] | None = None) -> int:
     return run_console(judge, once)
 
 
+def check_health(settings: Settings) -> int:
+    """``python -m bot health``: the container's HEALTHCHECK; one line, exit 0 when healthy."""
+    from .health import probe
+
+    if settings.health_port is None:
+        print("error: HEALTH_PORT is not set, so the bot serves no health endpoint", file=sys.stderr)
+        return 2
+    status, line = probe(settings.health_port, settings.health_host)
+    print(line, file=sys.stdout if status == 0 else sys.stderr)
+    return status
+
+
 def run_bot(settings: Settings) -> int:
     """Run until stopped; a failure to start is one clear line (the traceback only at DEBUG)."""
     import aiohttp
     import discord
 
     from .client import JudgeBot
+    from .health import HealthPortError
+    from .logs import setup_logging
 
-    discord.utils.setup_logging(level=settings.log_level_number)
+    setup_logging(settings)
     log = logging.getLogger("bot")
     bot = JudgeBot(settings)
     try:
         asyncio.run(_start(bot, settings.token or ""))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a signal before the handlers were installed
         return 0
+    except HealthPortError as exc:
+        log.error("could not serve the health endpoint: %s", exc)
+        return 1
     except discord.LoginFailure:
         log.error("Discord rejected the token (DISCORD_TOKEN); check it and try again")
         return 1
@@ -89,8 +115,30 @@ def run_bot(settings: Settings) -> int:
 
 
 async def _start(bot: JudgeBot, token: str) -> None:
-    async with bot:
-        await bot.start(token)
+    loop = asyncio.get_running_loop()
+    log = logging.getLogger("bot")
+    stops: list[asyncio.Task[None]] = []
+
+    def stop(signum: signal.Signals) -> None:
+        if stops:  # a second signal: stop waiting for answers in flight
+            log.warning("%s again: not waiting for answers in flight", signum.name)
+            for task in bot.interactions_in_flight():
+                task.cancel()
+            return
+        log.info("%s received: closing the gateway and finishing answers in flight", signum.name)
+        stops.append(asyncio.create_task(bot.close()))
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        async with bot:
+            await bot.start(token)
+        if stops:
+            await stops[0]
+            log.info("stopped")
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
 
 
 if __name__ == "__main__":

@@ -3,15 +3,19 @@
 setup_hook opens the engine in a thread, loads one extension per feature, registers the
 dynamic buttons and syncs commands only when their definitions changed. ``apply_api_base``
 points discord.py at another Discord-compatible base (an HTTP proxy, or the tests' fake).
+
+``close`` stops like a service: the gateway is closed first (code 1000, so Discord sends no
+more interactions here), the answers already in flight are finished (up to SHUTDOWN_GRACE
+seconds), then the HTTP session and the health endpoint are closed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
-import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +25,10 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
+from .admission import EXPIRE_AT, Expired, Lookups, Responder, UserCooldowns, age, slow_down
+from .health import HealthServer
+from .logs import log_answer
+from .metrics import Metrics
 from .service import Judge, UserError
 from .settings import Settings
 from .views import DYNAMIC_ITEMS, send_error
@@ -49,6 +57,9 @@ EXTENSIONS = (
     "bot.cogs.rulings",
 )
 COMMAND_HASH_FILE = "commands.sha256"
+# Tasks discord.py starts for each received interaction (commands and autocomplete; buttons):
+# a stop waits for these to finish.
+INTERACTION_TASKS = ("CommandTree-invoker", "discord-ui-dynamic-item-", "discord-ui-view-dispatch-")
 
 
 def apply_api_base(base: str) -> None:
@@ -93,27 +104,55 @@ def open_engine(settings: Settings) -> Engine:
     return Engine.open(sources, settings.index_dir)
 
 
+class _QuietExpired(logging.Filter):
+    """discord.py logs any exception from an autocomplete callback with a traceback; an autocomplete
+    dropped because its interaction expired (``Expired``) is expected under load, not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], Expired))
+
+
+logging.getLogger("discord.app_commands.tree").addFilter(_QuietExpired())
+
+
+def _command_name(interaction: discord.Interaction) -> str:
+    if interaction.command is not None:
+        return interaction.command.qualified_name
+    return str((interaction.data or {}).get("name") or "?")
+
+
 class JudgeTree(app_commands.CommandTree):
-    """Times every command and turns every error into a short ephemeral note (traceback to the log)."""
+    """Drops interactions too old to answer, and turns every error into a short ephemeral note
+    (traceback to the log) with the interaction's one log line."""
 
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        interaction.extras["started"] = time.perf_counter()
+        interaction.extras["received"] = time.perf_counter()
+        if age(interaction) >= EXPIRE_AT:  # no response could reach Discord in time: send none
+            name = _command_name(interaction)
+            if interaction.type is discord.InteractionType.autocomplete:
+                log_answer(interaction, f"{name}:autocomplete", "expired", level=logging.DEBUG)
+            else:
+                log_answer(interaction, name, "expired")
+            return False
         return True
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError, /) -> None:
-        name = interaction.command.qualified_name if interaction.command else "?"
+        name = _command_name(interaction)
+        original = getattr(error, "original", error)
         if isinstance(error, app_commands.CommandOnCooldown):
-            message = f"Slow down a little — try again in {math.ceil(error.retry_after)} s."
+            outcome, message = "cooldown", slow_down(error.retry_after)
         elif isinstance(error, app_commands.CheckFailure):
-            message = str(error) or "You can't use this command here."
-        elif isinstance(error, app_commands.CommandInvokeError) and isinstance(error.original, UserError):
-            message = str(error.original)
+            outcome, message = "not_allowed", str(error) or "You can't use this command here."
+        elif isinstance(original, UserError):
+            outcome, message = "user_error", str(original)
+        elif isinstance(original, Expired):
+            log_answer(interaction, name, "expired")
+            return
         else:
-            original = getattr(error, "original", error)
             log.error("command %s failed", name, exc_info=original)
-            message = "Sorry, something went wrong answering that. The error has been logged."
-        log.info("command=%s refused_or_failed=%s", name, type(error).__name__)
+            outcome, message = "error", "Sorry, something went wrong answering that. The error has been logged."
         await send_error(interaction, message)
+        log_answer(interaction, name, outcome)
 
 
 class JudgeBot(commands.AutoShardedBot):
@@ -146,6 +185,16 @@ class JudgeBot(commands.AutoShardedBot):
         self._judge: Judge | None = Judge(engine, settings.rulebook_url) if engine is not None else None
         self.synced: bool | None = None  # whether the last start pushed commands to Discord
         self.rulings: RulingsService | None = None  # each server's own rulings (opened in setup_hook)
+        self.started = time.monotonic()
+        self.lookups = Lookups(settings.lookup_workers, settings.max_wait)
+        self.responder = Responder()
+        self.lookups.hold = self.responder.backlogged  # a burst: acknowledge everyone first, then look up
+        self.button_cooldowns = UserCooldowns.from_settings(settings)
+        self.metrics = Metrics()
+        self.metrics.watch(self)
+        self.health: HealthServer | None = None
+        self.stopping = False  # set when close() begins: the health endpoint then says so
+        self._stop_task: asyncio.Task[None] | None = None
 
     @property
     def judge(self) -> Judge:
@@ -159,6 +208,9 @@ class JudgeBot(commands.AutoShardedBot):
         return self._judge.engine if self._judge is not None else None
 
     async def setup_hook(self) -> None:
+        if self.settings.health_port is not None:  # first, so a slow start reports "starting"
+            self.health = HealthServer(self, self.settings.health_host, self.settings.health_port)
+            await self.health.start()
         if self._judge is None:
             started = time.perf_counter()
             engine = await asyncio.to_thread(open_engine, self.settings)
@@ -203,11 +255,6 @@ class JudgeBot(commands.AutoShardedBot):
             return self.judge
         overlay, notice = await self.rulings.overlay_for(scope_of(interaction.guild_id))
         return self.judge.scoped(overlay, notice)
-
-    async def close(self) -> None:
-        if self.rulings is not None:
-            await self.rulings.close()
-        await super().close()
 
     def state_dir(self) -> Path:
         """Where the synced-commands hash is kept: L5R_STATE_DIR, else beside the index folder."""
@@ -258,17 +305,54 @@ class JudgeBot(commands.AutoShardedBot):
     async def on_app_command_completion(
         self, interaction: discord.Interaction, command: app_commands.Command | app_commands.ContextMenu
     ) -> None:
-        """One log line per answered command: name, latency, and the entries it answered with."""
-        started = interaction.extras.get("started")
-        ms = (time.perf_counter() - started) * 1000 if started else float("nan")
-        log.info(
-            "command=%s latency_ms=%.1f hits=%s user=%s guild=%s",
-            command.qualified_name,
-            ms,
-            ",".join(interaction.extras.get("hits", [])) or "-",
-            interaction.user.id,
-            interaction.guild_id,
-        )
+        """One log line per answered command: name, outcome, timings, and the entries it answered with."""
+        log_answer(interaction, command.qualified_name, interaction.extras.get("outcome", "ok"))
+
+    # -- stopping ---------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Stop like a service: gateway first (code 1000), then the answers in flight, then the rest.
+
+        Safe to call more than once and from several places (a signal, ``async with``, discord.py).
+        """
+        if self._stop_task is None:
+            self._stop_task = asyncio.create_task(self._stop())
+        await asyncio.shield(self._stop_task)
+
+    async def _stop(self) -> None:
+        self.stopping = True
+        for shard in list(self.shards.values()):
+            with contextlib.suppress(Exception):
+                await shard.disconnect()  # closes with 1000 and stops that shard's reconnect loop
+        await self.drain(self.settings.shutdown_grace)
+        await self.responder.close()
+        if self.rulings is not None:  # after the answers in flight, which may read this server's rulings
+            await self.rulings.close()
+        await super().close()
+        self.lookups.shutdown()
+        if self.health is not None:
+            await self.health.stop()
+
+    def interactions_in_flight(self) -> list[asyncio.Task[Any]]:
+        """The tasks discord.py runs for interactions received and not yet finished."""
+        current = asyncio.current_task()
+        return [
+            t
+            for t in asyncio.all_tasks()
+            if t is not current and not t.done() and t.get_name().startswith(INTERACTION_TASKS)
+        ]
+
+    async def drain(self, grace: float) -> bool:
+        """Wait up to ``grace`` seconds for the interactions in flight; True when all finished."""
+        await asyncio.sleep(0)  # let events read just before the gateway closed start their tasks
+        pending = self.interactions_in_flight()
+        if not pending:
+            return True
+        log.info("stopping: finishing %d answer(s) in flight", len(pending))
+        _done, left = await asyncio.wait(pending, timeout=grace)
+        if left:
+            log.warning("stopping: %d answer(s) still running after %.1f s; not waiting longer", len(left), grace)
+        return not left
 
     async def on_ready(self) -> None:
         log.info("ready as %s in %d guilds (shards %s)", self.user, len(self.guilds), self.shard_ids or "all")

@@ -1,4 +1,4 @@
-"""All bot settings in one place, read once from the environment (and a ``.env`` file).
+"""All bot settings in one place, read once from the environment (and a ``.env`` file in the working folder).
 
 Everything else receives a ``Settings`` object, so tests build one directly instead of
 patching the environment, and a bad value fails at startup with one clear line.
@@ -18,6 +18,7 @@ from index.embedding import ENV_MODEL, check_model_setting
 T = TypeVar("T")
 
 _LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+_LOG_FORMATS = ("text", "json")
 
 
 class SettingsError(ValueError):
@@ -45,6 +46,13 @@ class Settings:
     embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); read by index
     database_url: str | None = field(default=None, repr=False)  # rulings database; default: SQLite in state_dir
     rulings_poll_seconds: float = 2.0  # how often other processes' ruling changes and /reloads are looked for
+    # Running as a service (bot/logs.py, bot/health.py, bot/admission.py):
+    log_format: str = "text"  # "json": one JSON object per log line
+    health_port: int | None = None  # /healthz and /metrics on this port; None: no endpoint
+    health_host: str = "127.0.0.1"
+    lookup_workers: int = 2  # lookups computed at once (threads; the GIL makes more of them no faster)
+    max_wait: float = 10.0  # seconds a lookup may expect to wait for a worker; past that: the busy reply
+    shutdown_grace: float = 5.0  # seconds a stop waits for answers in flight
 
     @property
     def log_level_number(self) -> int:
@@ -55,10 +63,13 @@ class Settings:
         """Parse settings from ``env`` (default: ``os.environ`` after loading ``.env``)."""
         if env is None:
             if dotenv:
-                from dotenv import find_dotenv, load_dotenv
+                from dotenv import load_dotenv
 
-                # The .env of the folder the bot is started from; real environment variables win.
-                load_dotenv(find_dotenv(usecwd=True), override=False)
+                # Only the .env of the folder the bot is started from (never a parent folder's, which
+                # find_dotenv would walk up to); real environment variables win.
+                dotenv_file = Path.cwd() / ".env"
+                if dotenv_file.is_file():
+                    load_dotenv(dotenv_file, override=False)
             env = os.environ
         get = _Getter(env)
         sources = get.text("L5R_SOURCES")
@@ -74,6 +85,12 @@ class Settings:
         level = (get.text("LOG_LEVEL") or "INFO").upper()
         if level not in _LEVELS:
             raise SettingsError(f"LOG_LEVEL: expected one of {', '.join(_LEVELS)}, got {level!r}")
+        log_format = (get.text("LOG_FORMAT") or "text").lower()
+        if log_format not in _LOG_FORMATS:
+            raise SettingsError(f"LOG_FORMAT: expected one of {', '.join(_LOG_FORMATS)}, got {log_format!r}")
+        health_port = get.integer("HEALTH_PORT")
+        if health_port is not None and health_port > 65535:
+            raise SettingsError(f"HEALTH_PORT: expected a TCP port (1-65535, or 0 for off), got {health_port}")
         return cls(
             token=get.text("DISCORD_TOKEN"),
             guild_ids=tuple(get.int_list("DISCORD_GUILD_IDS") or ()),
@@ -92,6 +109,12 @@ class Settings:
             embedding_model=model,
             database_url=get.database_url("DATABASE_URL"),
             rulings_poll_seconds=get.number("RULINGS_POLL_SECONDS", default=2.0) or 2.0,
+            log_format=log_format,
+            health_port=health_port or None,
+            health_host=get.text("HEALTH_HOST") or "127.0.0.1",
+            lookup_workers=get.integer("LOOKUP_WORKERS", minimum=1) or 2,
+            max_wait=get.number("MAX_WAIT", default=10.0),
+            shutdown_grace=get.number("SHUTDOWN_GRACE", default=5.0),
         )
 
 

@@ -3,6 +3,9 @@
 Buttons are ``DynamicItem``s whose whole state is in the custom id (``l5r:open:<entry id>``,
 ``l5r:page:<kind>:<arg>:<n>``, ``l5r:post:<kind>:<arg>:<n>``), so they work after a restart
 and on any shard or process: a click rebuilds the answer from ``(kind, arg)``.
+
+Every reply respects Discord's window, counted from the interaction's creation (``bot.admission``):
+the first response is bounded by what is left of it, later ones by ``REST_TIMEOUT``.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
 
 from . import render
+from .admission import BUSY, DEFER_AT, EXPIRE_AT, REST_TIMEOUT, Busy, Expired, age, remaining, slow_down
+from .logs import log_answer, note_first_response
 from .render import Answer
 from .service import Judge, UserError
 
@@ -29,7 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("bot.views")
 
 CUSTOM_ID_LIMIT = 100
-DEFER_AFTER = 2.0  # seconds: Discord wants a first response within 3
 EXPIRED = "This button has expired (the bot restarted since it was made). Please run the command again."
 
 
@@ -121,10 +125,38 @@ def answer_view(answer: Answer, n: int = 0, *, private: bool = False) -> discord
     return view if view.children else None
 
 
+class RestTimeout(Expired):
+    """A first response got no answer from the REST base before Discord's window closed."""
+
+
+async def first_response(
+    interaction: discord.Interaction, call: Callable[[], Awaitable[object]], *, deferred: bool = False
+) -> None:
+    """Send the interaction's first response (``call()``, made when its turn comes in the bot's
+    ``Responder``), waiting no longer than Discord would still take it. Not sent at all when the
+    window has closed by then (``Expired``); Discord's "Unknown interaction" is ``Expired`` too."""
+    bot: JudgeBot = interaction.client  # type: ignore[assignment]
+    try:
+        await bot.responder.send(interaction, call, first=True, timeout=max(0.1, remaining(interaction) + 0.5))
+    except TimeoutError:
+        raise RestTimeout from None
+    except discord.NotFound as exc:
+        if exc.code == 10062:  # Unknown interaction: too late after all; don't try again
+            raise Expired from None
+        raise
+    note_first_response(interaction, deferred)
+
+
+async def later_response(interaction: discord.Interaction, call: Callable[[], Awaitable[object]]) -> None:
+    """A followup or an edit after the first response (the interaction's token lasts 15 minutes)."""
+    bot: JudgeBot = interaction.client  # type: ignore[assignment]
+    await bot.responder.send(interaction, call, first=False, timeout=REST_TIMEOUT)
+
+
 async def send_answer(
     interaction: discord.Interaction, answer: Answer, *, private: bool, page: int = 0, edit: bool = False
 ) -> None:
-    """Reply, follow up (after a defer) or edit in place; records hit ids for the command log line.
+    """Reply, follow up (after a defer) or edit in place; records hit ids for the answer's log line.
 
     ``edit`` replaces the clicked message: directly, or through the original response once the
     click was deferred because the lookup was slow.
@@ -136,50 +168,91 @@ async def send_answer(
     if view is not None:
         kwargs["view"] = view
     if edit and interaction.response.is_done():
-        await interaction.edit_original_response(embed=embed, view=view)
+        await later_response(interaction, lambda: interaction.edit_original_response(embed=embed, view=view))
     elif edit:
-        await interaction.response.edit_message(embed=embed, view=view)
+        await first_response(interaction, lambda: interaction.response.edit_message(embed=embed, view=view))
     elif interaction.response.is_done():
-        await interaction.followup.send(**kwargs, ephemeral=private)
+        await later_response(interaction, lambda: interaction.followup.send(**kwargs, ephemeral=private))
     else:
-        await interaction.response.send_message(**kwargs, ephemeral=private)
+        await first_response(interaction, lambda: interaction.response.send_message(**kwargs, ephemeral=private))
 
 
 async def send_error(interaction: discord.Interaction, message: str) -> None:
-    """A short ephemeral message; never raises (the interaction may have expired)."""
+    """A short ephemeral message; never raises (the interaction may have expired, the REST base may hang)."""
     try:
         if interaction.response.is_done():
-            await interaction.followup.send(message, ephemeral=True)
+            await later_response(interaction, lambda: interaction.followup.send(message, ephemeral=True))
         else:
-            await interaction.response.send_message(message, ephemeral=True)
-    except discord.HTTPException:
+            await first_response(interaction, lambda: interaction.response.send_message(message, ephemeral=True))
+    except (discord.HTTPException, TimeoutError, Expired):
         log.warning("could not deliver error message to interaction %s", interaction.id, exc_info=True)
 
 
 async def run_judge(
     interaction: discord.Interaction, make: Callable[[Judge], Answer], *, private: bool, thinking: bool = True
 ) -> Answer:
-    """Run a lookup in a worker thread; defer only if it is slow, so fast answers cost one request.
+    """Run a lookup on the worker pool; defer only when the answer may be late, so fast answers cost
+    one request.
 
+    The answer may be late when it is not ready ``DEFER_AT`` after the interaction's creation, or
+    when the queue ahead of it would take longer than that (then the defer goes out at once).
     ``thinking=False`` (paging) defers as "update the message" instead of "bot is thinking".
+    Raises ``Busy`` when the queue is full and ``Expired`` when no response can arrive in time.
     """
     bot: JudgeBot = interaction.client  # type: ignore[assignment]
+    lookups = bot.lookups
+    if lookups.saturated():
+        raise Busy
+    wait = DEFER_AT - age(interaction)
+    if lookups.expected_seconds() > wait or bot.responder.backlogged():
+        wait = 0.0  # it would be late (a queue, or a burst to acknowledge): defer now, answer in turn
+
+    def wanted() -> bool:  # asked by the worker before it starts: skip work nobody can receive
+        return interaction.response.is_done() or age(interaction) < EXPIRE_AT
+
     judge = await bot.judge_for(interaction)  # with the asking server's own rulings, if any
-    task = asyncio.ensure_future(asyncio.to_thread(judge.run, make))
-    done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
-    if not done and not interaction.response.is_done():
-        await interaction.response.defer(ephemeral=private, thinking=thinking)
-    return await task
+    job = asyncio.ensure_future(lookups.run(lambda: judge.run(make), wanted))
+    try:
+        if wait > 0:
+            await asyncio.wait({job}, timeout=wait)
+        if not job.done() and not interaction.response.is_done():
+            if age(interaction) >= EXPIRE_AT:
+                raise Expired
+            await first_response(
+                interaction, lambda: interaction.response.defer(ephemeral=private, thinking=thinking), deferred=True
+            )
+        return await job
+    finally:
+        if not job.done():
+            job.cancel()
+
+
+async def outcome_of(interaction: discord.Interaction, reply: Awaitable[None]) -> str:
+    """Await ``reply`` and name its outcome for the answer's log line: bad input gets a short
+    ephemeral note, a full queue the busy reply, a closed window nothing; other errors propagate."""
+    try:
+        await reply
+    except UserError as exc:
+        await send_error(interaction, str(exc))
+        return "user_error"
+    except Busy:
+        await send_error(interaction, BUSY)
+        return "busy"
+    except RestTimeout:
+        return "timeout"
+    except Expired:
+        return "expired"
+    return "ok"
 
 
 async def answer(interaction: discord.Interaction, make: Callable[[Judge], Answer], *, private: bool) -> None:
-    """The whole life of a lookup command: compute, then reply; bad input -> short ephemeral note."""
-    try:
+    """The whole life of a lookup command: compute, then reply (see ``outcome_of``)."""
+
+    async def reply() -> None:
         result = await run_judge(interaction, make, private=private)
-    except UserError as exc:
-        await send_error(interaction, str(exc))
-        return
-    await send_answer(interaction, result, private=private)
+        await send_answer(interaction, result, private=private)
+
+    interaction.extras["outcome"] = await outcome_of(interaction, reply())
 
 
 def choices(pairs: list[tuple[str, str]]) -> list[app_commands.Choice[str]]:
@@ -197,20 +270,31 @@ def choices(pairs: list[tuple[str, str]]) -> list[app_commands.Choice[str]]:
 
 
 class _Button(discord.ui.DynamicItem[discord.ui.Button], template=r"l5r:base:(?P<x>.*)"):
-    """Shared click handling: timing, logging, and errors turned into short ephemeral notes."""
+    """Shared click handling: the deadline, the per-user rate limit, errors turned into short
+    ephemeral notes, and the click's one log line (its action, never its custom id: that can hold
+    the user's question)."""
+
+    action = "base"
 
     async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
-        started = time.perf_counter()
+        interaction.extras.setdefault("received", time.perf_counter())
+        name = f"button:{self.action}"
+        if age(interaction) >= EXPIRE_AT:
+            log_answer(interaction, name, "expired")
+            return
+        bot: JudgeBot = interaction.client  # type: ignore[assignment]
+        retry_after = bot.button_cooldowns.retry_after(interaction.user.id)
+        if retry_after is not None:
+            await send_error(interaction, slow_down(retry_after))
+            log_answer(interaction, name, "cooldown")
+            return
         try:
-            await self.handle(interaction)
-        except UserError as exc:
-            await send_error(interaction, str(exc))
+            outcome = await outcome_of(interaction, self.handle(interaction))
         except Exception:
-            log.exception("button %s failed", self.custom_id)
+            outcome = "error"
+            log.exception("button %s failed", self.action)
             await send_error(interaction, "Sorry, something went wrong with that button. It has been logged.")
-        else:
-            ms = (time.perf_counter() - started) * 1000
-            log.info("button=%s latency_ms=%.1f hits=%s", self.custom_id, ms, interaction.extras.get("hits", []))
+        log_answer(interaction, name, outcome)
 
     async def handle(self, interaction: discord.Interaction) -> None:
         raise NotImplementedError
@@ -222,6 +306,8 @@ def _is_private(interaction: discord.Interaction) -> bool:
 
 class OpenButton(_Button, template=r"l5r:open:(?P<ref>.+)"):
     """Opens an entry in full, privately, with a "Post in channel" button (no clutter for others)."""
+
+    action = "open"
 
     def __init__(self, entry_id: str, label: str = "Open", row: int | None = None) -> None:
         super().__init__(

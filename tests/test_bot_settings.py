@@ -119,3 +119,52 @@ def test_rulings_database_settings() -> None:
     with pytest.raises(SettingsError) as caught:
         Settings.from_env({"DATABASE_URL": "mysql://root:hunter2@db/x"})
     assert "DATABASE_URL: expected postgresql://" in str(caught.value) and "hunter2" not in str(caught.value)
+
+
+def test_dotenv_of_a_parent_folder_is_not_read(tmp_path: Path, monkeypatch) -> None:
+    """Only the working folder's .env: python-dotenv's find_dotenv would walk up to a parent's."""
+    (tmp_path / ".env").write_text("COOLDOWN_RATE=9\n")
+    child = tmp_path / "child"
+    child.mkdir()
+    monkeypatch.chdir(child)
+    monkeypatch.delenv("COOLDOWN_RATE", raising=False)
+    try:
+        assert Settings.from_env().cooldown_rate == 5
+    finally:
+        os.environ.pop("COOLDOWN_RATE", None)
+
+
+def test_service_settings() -> None:
+    s = Settings.from_env(
+        {
+            "LOG_FORMAT": "JSON",
+            "HEALTH_PORT": "8080",
+            "HEALTH_HOST": "0.0.0.0",
+            "LOOKUP_WORKERS": "3",
+            "MAX_WAIT": "4",
+            "SHUTDOWN_GRACE": "2.5",
+        }
+    )
+    assert (s.log_format, s.health_port, s.health_host) == ("json", 8080, "0.0.0.0")
+    assert (s.lookup_workers, s.max_wait, s.shutdown_grace) == (3, 4.0, 2.5)
+    d = Settings.from_env({})
+    assert (d.log_format, d.health_port, d.health_host) == ("text", None, "127.0.0.1")  # no endpoint by default
+    assert (d.lookup_workers, d.max_wait, d.shutdown_grace) == (2, 10.0, 5.0)
+    assert Settings.from_env({"HEALTH_PORT": "0"}).health_port is None
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"LOG_FORMAT": "xml"}, "LOG_FORMAT: expected one of text, json"),
+        ({"HEALTH_PORT": "70000"}, "HEALTH_PORT: expected a TCP port"),
+        ({"HEALTH_PORT": "http"}, "HEALTH_PORT: expected a whole number"),
+        ({"LOOKUP_WORKERS": "0"}, "LOOKUP_WORKERS: must be at least 1"),
+        ({"MAX_WAIT": "-3"}, "MAX_WAIT: must be zero or a positive number"),
+        ({"SHUTDOWN_GRACE": "-1"}, "SHUTDOWN_GRACE: must be zero or a positive number"),
+    ],
+)
+def test_bad_service_values_name_the_variable(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError) as info:
+        Settings.from_env(env)
+    assert str(info.value).startswith(message)

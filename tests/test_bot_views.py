@@ -53,7 +53,7 @@ def fake_interaction(
     interaction = mock.create_autospec(discord.Interaction, instance=True)
     interaction.client = bot
     interaction.extras = {}
-    interaction.id = 99
+    interaction.id = discord.utils.time_snowflake(dt.datetime.now(dt.UTC))  # created now: Discord's 3 s start here
     interaction.user = SimpleNamespace(id=user_id)
     interaction.guild = SimpleNamespace(id=5)
     interaction.guild_id = 5
@@ -68,7 +68,7 @@ def fake_interaction(
     def mark_done(*_a: object, **_k: object) -> None:
         done["value"] = True
 
-    for name in ("send_message", "edit_message", "defer"):
+    for name in ("send_message", "edit_message", "defer", "autocomplete"):
         getattr(response, name).side_effect = mark_done
     interaction.response = response
     interaction.followup = mock.create_autospec(discord.Webhook, instance=True)
@@ -188,10 +188,12 @@ async def test_autocomplete_values_answer_their_commands(bot: JudgeBot) -> None:
     ]:
         cmd = bot.tree.get_command(command)
         interaction = fake_interaction(bot)
-        choices = await cmd._params[option].autocomplete(interaction, typed)
+        assert await cmd._params[option].autocomplete(interaction, typed) == []  # it responded itself:
+        (choices,) = interaction.response.autocomplete.call_args.args
         assert 0 < len(choices) <= 25 and all(len(c.name) <= 100 and len(c.value) <= 100 for c in choices)
-        await cmd.callback(cmd.binding, interaction, choices[0].value)
-        embed, _view, _ = sent(interaction.response.send_message.call_args)
+        picked = fake_interaction(bot)  # the command, sent with the picked choice's value
+        await cmd.callback(cmd.binding, picked, choices[0].value)
+        embed, _view, _ = sent(picked.response.send_message.call_args)
         assert embed.title == title, (command, choices[0])
 
 
@@ -213,7 +215,7 @@ async def test_open_and_page_buttons(bot: JudgeBot) -> None:
 async def test_slow_page_click_defers_as_update_then_edits_the_original(
     bot: JudgeBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(views, "DEFER_AFTER", 0.0)
+    monkeypatch.setattr(views, "DEFER_AT", 0.0)
     real_rebuild = bot.judge.rebuild
 
     def slow_rebuild(kind: str, arg: str) -> render.Answer:
@@ -353,7 +355,7 @@ async def test_commands_synced_only_when_changed(bot: JudgeBot) -> None:
 
 
 async def test_slow_lookup_is_deferred_then_followed_up(bot: JudgeBot, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(views, "DEFER_AFTER", 0.01)
+    monkeypatch.setattr(views, "DEFER_AT", 0.01)
 
     def slow(judge: Judge) -> render.Answer:  # a Judge call that takes longer than the defer threshold
         time.sleep(0.1)

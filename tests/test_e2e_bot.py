@@ -142,7 +142,7 @@ async def test_define_unknown_offers_did_you_mean_buttons(judge, engine) -> None
     assert "Did you mean" in text_of(rec.message)
     ids = [cid for cid in buttons(fake, rec.message) if cid.startswith("l5r:open:")]
     assert ids == [f"l5r:open:{c.id}" for c in result.candidates][: len(ids)] and ids
-    click = await fake.click(rec.message, ids[0])
+    click = await fake.click(rec.message, ids[0], user=fake.new_member())
     expected = result.candidates[0]
     assert click.message["embeds"][0]["title"] == expected.title
     assert expected.paragraphs[0][:200] in click.message["embeds"][0]["description"]
@@ -154,12 +154,12 @@ async def test_ask_terrain_first_then_open_and_post(judge) -> None:
     msg = public_answer(rec)
     first = first_open_target(fake, msg)
     assert first in ("glossary:terrain", "glossary:region"), first
-    opened = await fake.click(msg, f"l5r:open:{first}")
+    opened = await fake.click(msg, f"l5r:open:{first}", user=fake.new_member())
     assert opened.response_type == 4 and opened.ephemeral
     assert opened.message["embeds"][0]["title"] in ("Terrain", "Region")
     post_ids = [cid for cid in buttons(fake, opened.message) if cid.startswith("l5r:post:")]
     assert len(post_ids) == 1
-    posted = await fake.click(opened.message, post_ids[0])
+    posted = await fake.click(opened.message, post_ids[0], user=fake.new_member())
     public = public_answer(posted)
     assert public["embeds"][0]["title"] == opened.message["embeds"][0]["title"]
     assert "l5r:post:" not in str(buttons(fake, public))
@@ -174,7 +174,7 @@ async def test_ask_next_page_edits_in_place(judge) -> None:
     pages = int(re.search(r"page 1/(\d+)", footer)[1])
     assert pages >= 2
     nxt = next(c for c in fake.components_of(msg) if c.get("label", "").startswith("Next"))
-    clicked = await fake.click(msg, nxt["custom_id"])
+    clicked = await fake.click(msg, nxt["custom_id"], user=fake.new_member())
     assert clicked.response_type == 7
     edited = fake.messages[int(msg["id"])]
     assert f"page 2/{pages}" in edited["embeds"][0]["footer"]["text"]
@@ -262,7 +262,7 @@ async def test_private_flag_gives_ephemeral_with_post_button(judge) -> None:
     assert rec.ephemeral
     post = [cid for cid in buttons(fake, rec.message) if cid.startswith("l5r:post:")]
     assert len(post) == 1
-    posted = await fake.click(rec.message, post[0])
+    posted = await fake.click(rec.message, post[0], user=fake.new_member())
     assert public_answer(posted)["embeds"][0]["title"] == "Target"
 
 
@@ -312,7 +312,7 @@ async def test_mentions_cannot_ping_and_are_escaped(judge) -> None:
 
 async def test_slow_lookup_defers_then_answers(judge, monkeypatch) -> None:
     fake, bot = judge
-    monkeypatch.setattr(views, "DEFER_AFTER", 0.05)
+    monkeypatch.setattr(views, "DEFER_AT", 0.05)  # seconds after the interaction's creation
     real_search = bot.engine.search
 
     def slow_search(*args, **kwargs):
@@ -354,7 +354,8 @@ async def test_invalidated_session_reidentifies_and_buttons_still_work(judge, mo
     await fake.force_reconnect("invalidate")
     await fake.wait_for(lambda: len(fake.identifies) > identifies, 5, "a new IDENTIFY")
     await fake.wait_until_connected()
-    opened = await fake.click(rec.message, f"l5r:open:{first_open_target(fake, rec.message)}")
+    target = first_open_target(fake, rec.message)
+    opened = await fake.click(rec.message, f"l5r:open:{target}", user=fake.new_member())
     assert opened.message["embeds"][0]["title"] in ("Terrain", "Region")
     again = await fake.invoke_command("define", {"term": "target"}, user=fake.new_member())
     assert public_answer(again)["embeds"][0]["title"] == "Target"
@@ -376,7 +377,7 @@ async def test_cross_reference_button_opens_the_referenced_entry(judge, engine) 
     rec = await fake.invoke_command("define", {"term": entry.id}, user=fake.new_member())
     assert public_answer(rec)["embeds"][0]["title"] == entry.title
     assert f"l5r:open:{target}" in buttons(fake, rec.message)
-    opened = await fake.click(rec.message, f"l5r:open:{target}")
+    opened = await fake.click(rec.message, f"l5r:open:{target}", user=fake.new_member())
     assert opened.message["embeds"][0]["title"] == engine.get(target).title
 
 
@@ -391,7 +392,7 @@ async def test_changes_filtered_by_source_and_paged(judge, engine) -> None:
     assert footer.startswith(f"{len(expected)} changes")
     assert "Obsidian Hand" in msg["embeds"][0]["title"]
     nxt = next(c for c in fake.components_of(msg) if c.get("label", "").startswith("Next"))
-    page2 = await fake.click(msg, nxt["custom_id"])
+    page2 = await fake.click(msg, nxt["custom_id"], user=fake.new_member())
     assert "page 2/" in page2.message["embeds"][0]["footer"]["text"]
     assert page2.message["embeds"][0]["description"] != msg["embeds"][0]["description"]
 
@@ -432,7 +433,7 @@ async def test_every_entry_of_the_corpus_is_accepted_by_discord(judge, engine) -
             (c for c in fake.components_of(msg) if c.get("label", "").startswith("Next") and not c.get("disabled")),
             None,
         ):
-            page = await fake.click(msg, nxt["custom_id"])
+            page = await fake.click(msg, nxt["custom_id"], user=fake.new_member())
             assert page.rejected == [], (entry.id, page.rejected[0].response)
             msg = fake.messages[int(msg["id"])]
             pages_clicked += 1
@@ -484,7 +485,7 @@ async def test_buttons_survive_a_restart(engine, tmp_path) -> None:
             rec = await fake.invoke_command("ask", {"question": "is a terrain an enemy card"})
         async with bot_running(fake, JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)):
             target = first_open_target(fake, rec.message)
-            opened = await fake.click(rec.message, f"l5r:open:{target}")
+            opened = await fake.click(rec.message, f"l5r:open:{target}", user=fake.new_member())
             assert opened.message["embeds"][0]["title"] in ("Terrain", "Region")
 
 

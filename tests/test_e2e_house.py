@@ -133,21 +133,23 @@ async def test_reload_picks_up_an_edited_ruling(running, folders, engine) -> Non
 
 async def test_one_log_line_per_command_with_latency_and_hits(running, caplog) -> None:
     fake, _ = running
+    user = fake.new_member()  # (a line of an earlier test's answer may still be written meanwhile)
     with caplog.at_level(logging.INFO, logger="bot"):
-        await fake.invoke_command("define", {"term": "target"})
-        await fake.context_menu("Look up rules", fake.user_message("is a terrain an enemy card"))
+        await fake.invoke_command("define", {"term": "target"}, user=user)
+        await fake.context_menu("Look up rules", fake.user_message("is a terrain an enemy card"), user=user)
 
-        def logged() -> list[str]:
-            return [r.getMessage() for r in caplog.records if r.getMessage().startswith("command=")]
+        def logged() -> list[dict]:
+            return [r.fields for r in caplog.records if r.getMessage() == "answer" and r.fields["user"] == user.id]
 
         # The line is written just after the reply is sent; give the bot a moment to write it.
-        await fake.wait_for(lambda: len(logged()) >= 2, 5, "two command log lines")
+        await fake.wait_for(lambda: len(logged()) >= 2, 5, "two answer log lines")
         await asyncio.sleep(0.2)  # and no third one
     lines = logged()
     assert len(lines) == 2, lines
-    assert lines[0].startswith("command=define latency_ms=")
-    assert "hits=glossary:target,house:ranged-attacks-against-a-personality-who-gains-followers" in lines[0]
-    assert lines[1].startswith("command=Look up rules latency_ms=") and "hits=glossary:" in lines[1]
+    assert lines[0]["command"] == "define" and lines[0]["outcome"] == "ok"
+    assert lines[0]["latency_ms"] >= 0 and lines[0]["response_age_ms"] >= 0
+    assert lines[0]["hits"] == ["glossary:target", "house:ranged-attacks-against-a-personality-who-gains-followers"]
+    assert lines[1]["command"] == "Look up rules" and lines[1]["hits"][0].startswith("glossary:")
     assert "fake-token" not in caplog.text
 
 

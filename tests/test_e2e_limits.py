@@ -159,12 +159,12 @@ async def test_empty_message_refused(fake, http) -> None:
 async def test_late_double_and_unknown_responses(fake, http) -> None:
     rec = fake.create_interaction()
     url = f"{fake.api_base}/interactions/{rec.id}/{rec.token}/callback"
-    rec.dispatched_at -= 3.01  # as if dispatched just over three seconds ago
+    rec.created_at -= 3.01  # as if created just over three seconds ago
     async with http.post(url, json={"type": 4, "data": {"content": "late"}}) as resp:
         assert (resp.status, await resp.json()) == (404, {"message": "Unknown interaction", "code": 10062})
     rec = fake.create_interaction()
     url = f"{fake.api_base}/interactions/{rec.id}/{rec.token}/callback"
-    rec.dispatched_at -= 2.9  # still in time
+    rec.created_at -= 2.9  # still in time
     async with http.post(url, json={"type": 5}) as resp:
         assert resp.status == 200
         assert (await resp.json())["interaction"]["response_message_loading"] is True
@@ -241,6 +241,6 @@ async def test_interaction_token_expires_after_15_minutes(fake, http) -> None:
     rec = fake.create_interaction()
     async with http.post(f"{fake.api_base}/interactions/{rec.id}/{rec.token}/callback", json={"type": 5}):
         pass
-    rec.dispatched_at -= 15 * 60 + 1
+    rec.created_at -= 15 * 60 + 1
     async with http.post(f"{fake.api_base}/webhooks/{fake.app_id}/{rec.token}", json={"content": "late"}) as resp:
         assert (resp.status, await resp.json()) == (401, {"message": "Invalid Webhook Token", "code": 50027})

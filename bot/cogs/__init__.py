@@ -5,15 +5,16 @@ Shared here: the per-user cooldown read from settings, and the autocomplete adap
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 
 import discord
 from discord import app_commands
 
+from ..admission import EXPIRE_AT, Busy, Expired, age
 from ..client import scope_of
-from ..views import choices
+from ..logs import log_answer
+from ..views import choices, first_response
 
 log = logging.getLogger("bot")
 
@@ -46,21 +47,38 @@ def lookup_command(name: str, description: str, **options: str) -> Callable[[Cal
 def completer(method: str) -> Callable:
     """An autocomplete callback over one engine method (``complete``, ``complete_section``, ...).
 
-    The index query runs in a worker thread: every keystroke is a request, and the event loop
-    also serves the gateway heartbeat and the other shards.
+    The index query runs on the lookup workers: every keystroke is a request, and the event loop
+    also serves the gateway heartbeat and the other shards. When the queue is full the user gets no
+    suggestions; when the interaction expired while queued, nothing is sent. Logged at DEBUG only.
     """
 
     async def autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         bot = interaction.client
         engine = bot.judge.engine  # type: ignore[attr-defined]
+        name = f"{interaction.command.qualified_name if interaction.command else '?'}:autocomplete"
+        find = getattr(engine, method)
         kwargs = {}
         rulings = getattr(bot, "rulings", None)
         if method == "complete" and rulings is not None and interaction.guild_id is not None:
             kwargs["overlay"] = rulings.overlay(scope_of(interaction.guild_id))  # this server's rulings too
+        outcome, found = "ok", []
         try:
-            return choices(await asyncio.to_thread(getattr(engine, method), current or "", 25, **kwargs))
+            found = await bot.lookups.run(  # type: ignore[attr-defined]
+                lambda: find(current or "", 25, **kwargs), lambda: age(interaction) < EXPIRE_AT, urgent=True
+            )
+            # Sent here, through the bot's Responder (in turn, not at all once expired); discord.py
+            # then sees the response done and sends nothing itself.
+            await first_response(interaction, lambda: interaction.response.autocomplete(choices(found)))
+        except Busy:
+            outcome = "busy"
+        except Expired:
+            log_answer(interaction, name, "expired", level=logging.DEBUG)
+            raise  # discord.py then sends nothing (its log of this is filtered out, see bot.client)
         except Exception:  # autocomplete must never error out in the user's face
-            log.exception("autocomplete %s failed for %r", method, current)
-            return []
+            outcome = "error"
+            log.exception("autocomplete %s failed", method)
+            log.debug("autocomplete %s failed for %r", method, current)  # the user's text: DEBUG only
+        log_answer(interaction, name, outcome, level=logging.DEBUG)
+        return []  # only used when the response above was not sent (busy, error): no suggestions
 
     return autocomplete

@@ -25,6 +25,7 @@ class LookupMenu(commands.Cog):
     async def look_up(self, interaction: discord.Interaction, message: discord.Message) -> None:
         text = " ".join((message.content or "").split())
         if not text:
+            interaction.extras["outcome"] = "user_error"
             await send_error(interaction, "That message has no text to look up.")
             return
         await answer(interaction, lambda judge: judge.ask(text), private=True)

@@ -73,8 +73,10 @@ class InteractionRecord:
     user: FakeUser
     guild: FakeGuild | None
     dispatched_at: float = 0.0
+    created_at: float = 0.0  # perf_counter() clock; earlier than dispatched_at when delivered late (``age``)
     callbacks: list[dict[str, Any]] = field(default_factory=list)
     callback_at: float | None = None
+    settled_at: float | None = None  # when the user first saw a final answer (see ``settled``)
     rejected: list[RecordedCall] = field(default_factory=list)
     original_message_id: int | None = None
     followup_ids: list[int] = field(default_factory=list)
@@ -90,6 +92,12 @@ class InteractionRecord:
     def latency(self) -> float | None:
         """Seconds from dispatch on the gateway to the accepted first callback."""
         return None if self.callback_at is None else self.callback_at - self.dispatched_at
+
+    @property
+    def response_age(self) -> float | None:
+        """Seconds from the interaction's creation (its snowflake) to the accepted first callback:
+        what Discord's 3-second window is measured on."""
+        return None if self.callback_at is None else self.callback_at - self.created_at
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -140,6 +148,8 @@ class InteractionRecord:
         return None
 
     def _notify(self) -> None:
+        if self.settled_at is None and self.settled:
+            self.settled_at = time.perf_counter()
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -263,6 +273,11 @@ class FakeDiscord:
         self.heartbeats = 0
         self.gateway_queries: list[dict[str, str]] = []
         self._rate_limits: dict[str, list[Any]] = {}
+        self._stalls: dict[str, list[float]] = {}
+        self._delays: dict[str, list[float]] = {}
+        self.stalled: list[str] = []  # "METHOD path" of every request held by inject_stall
+        self.delayed: list[str] = []  # ... and by inject_delay
+        self.close_codes: list[int | None] = []  # close code of every gateway socket, as the client closed it
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -394,9 +409,16 @@ class FakeDiscord:
         auth = request.headers.get("Authorization", "")
         if needs_auth and (not auth.startswith("Bot ") or not self._token_ok(auth[4:])):
             status, data, headers = 401, {"message": "401: Unauthorized", "code": 0}, {}
+        elif (stall := self._take_stall(name)) is not None:
+            self.stalled.append(f"{request.method} {path}")
+            await asyncio.sleep(stall)  # the base hangs; the client gives up first, or gets a 504
+            status, data, headers = 504, {"message": "upstream request timeout", "code": 0}, {}
         elif (limited := self._take_rate_limit(name)) is not None:
             status, data, headers = limited
         else:
+            if (delay := self._take(self._delays, name)) is not None:
+                self.delayed.append(f"{request.method} {path}")
+                await asyncio.sleep(delay)  # a slow network: the request is then carried out as usual
             result = await fn(request, body=body, **match.groupdict())
             status, data = result[0], result[1]
             headers = result[2] if len(result) > 2 else {}
@@ -485,6 +507,26 @@ class FakeDiscord:
     ) -> None:
         """The next ``count`` requests to ``route`` get a 429 like Discord's (body and headers)."""
         self._rate_limits[route] = [count, retry_after, is_global]
+
+    def inject_stall(self, count: int = 1, route: str = "callback", seconds: float = 10.0) -> None:
+        """The next ``count`` requests to ``route`` hang for ``seconds`` and then get a 504 without being
+        carried out: a REST base (or a proxy in front of it) that times out."""
+        self._stalls[route] = [count, seconds]
+
+    def inject_delay(self, count: int = 1, route: str = "callback", seconds: float = 1.0) -> None:
+        """The next ``count`` requests to ``route`` are held ``seconds``, then carried out normally."""
+        self._delays[route] = [count, seconds]
+
+    def _take_stall(self, route: str) -> float | None:
+        return self._take(self._stalls, route)
+
+    @staticmethod
+    def _take(table: dict[str, list[float]], route: str) -> float | None:
+        entry = table.get(route)
+        if not entry or entry[0] <= 0:
+            return None
+        entry[0] -= 1
+        return entry[1]
 
     def _take_rate_limit(self, route: str) -> tuple[int, dict[str, Any], dict[str, str]] | None:
         entry = self._rate_limits.get(route)
@@ -780,7 +822,7 @@ class FakeDiscord:
         """Discord's answer to a followup/webhook call on an unknown, unanswered or expired interaction."""
         if rec is None or int(app) != self.app_id or not rec.callbacks:
             return 404, {"message": "Unknown Webhook", "code": 10015}
-        if time.perf_counter() - rec.dispatched_at > self.token_lifetime:
+        if time.perf_counter() - rec.created_at > self.token_lifetime:
             return 401, {"message": "Invalid Webhook Token", "code": 50027}
         return None
 
@@ -801,7 +843,7 @@ class FakeDiscord:
             return 404, {"message": "Unknown interaction", "code": 10062}
         if rec.callbacks:
             return 400, {"message": "Interaction has already been acknowledged.", "code": 40060}
-        if time.perf_counter() - rec.dispatched_at > self.response_deadline:
+        if time.perf_counter() - rec.created_at > self.response_deadline:
             return 404, {"message": "Unknown interaction", "code": 10062}
         if not isinstance(body, dict) or not isinstance(body.get("type"), int):
             return self._invalid(
@@ -1008,6 +1050,7 @@ class FakeDiscord:
                     break
                 await self._gateway_op(conn, payload)
         finally:
+            self.close_codes.append(ws.close_code)
             if conn.session is not None and conn.session.connection is conn:
                 conn.session.connection = None
             self._notify()
@@ -1359,8 +1402,9 @@ class FakeDiscord:
         user: FakeUser,
         guild: FakeGuild | None,
         message: dict[str, Any] | None = None,
+        age: float = 0.0,
     ) -> dict[str, Any]:
-        iid = snowflake()
+        iid = snowflake(int((time.time() - age) * 1000))  # the id carries the creation time, as Discord's do
         token = "aW50ZXJhY3Rpb246" + secrets.token_urlsafe(48)
         payload: dict[str, Any] = {
             "id": str(iid),
@@ -1401,11 +1445,14 @@ class FakeDiscord:
             payload["message"] = message
         return payload
 
-    def _register(self, payload: dict[str, Any], user: FakeUser, guild: FakeGuild | None) -> InteractionRecord:
+    def _register(
+        self, payload: dict[str, Any], user: FakeUser, guild: FakeGuild | None, age: float = 0.0
+    ) -> InteractionRecord:
         rec = InteractionRecord(self, int(payload["id"]), payload["token"], payload["type"], payload, user, guild)
         self.interactions[rec.id] = rec
         self._by_token[rec.token] = rec
         rec.dispatched_at = time.perf_counter()
+        rec.created_at = rec.dispatched_at - age
         return rec
 
     def create_interaction(
@@ -1428,13 +1475,16 @@ class FakeDiscord:
         settle: bool = True,
         timeout: float = 5.0,
         shard: int | None = None,
+        age: float = 0.0,
     ) -> InteractionRecord:
         """Send an interaction of type ``itype`` to the shard that owns ``guild`` (or, with ``shard``, to
         that shard's session: what a guild's interactions do while it moves to another shard, e.g. when a
-        bot is resharded); by default wait until the bot has answered it."""
+        bot is resharded); by default wait until the bot has answered it. ``age``: seconds since Discord
+        created it (a late delivery, as after a gateway backlog or a RESUME); its id and its 3-second window
+        start that long ago."""
         user = user or self.member
-        payload = self._interaction_payload(itype, data, user, guild, message=message)
-        rec = self._register(payload, user, guild)
+        payload = self._interaction_payload(itype, data, user, guild, message=message, age=age)
+        rec = self._register(payload, user, guild, age)
         session = self.session_for_guild(guild) if shard is None else self.session_for_shard(shard)
         await self.dispatch_event(session, "INTERACTION_CREATE", payload)
         if settle:
@@ -1452,6 +1502,7 @@ class FakeDiscord:
         settle: bool = True,
         timeout: float = 5.0,
         shard: int | None = None,
+        age: float = 0.0,
     ) -> InteractionRecord:
         """A user runs slash command ``name`` ("group sub" for subcommands); waits for the final answer.
 
@@ -1464,7 +1515,9 @@ class FakeDiscord:
             if 1 not in (cmd.get("contexts") or [0, 1, 2]) or cmd.get("dm_permission") is False:
                 raise ValueError(f"/{name} is not available in direct messages")
         data = self._command_data(name, options, guild)
-        return await self._dispatch_interaction(2, data, user, guild, settle=settle, timeout=timeout, shard=shard)
+        return await self._dispatch_interaction(
+            2, data, user, guild, settle=settle, timeout=timeout, shard=shard, age=age
+        )
 
     async def autocomplete(
         self,
@@ -1476,11 +1529,13 @@ class FakeDiscord:
         user: FakeUser | None = None,
         guild: FakeGuild | None = None,
         timeout: float = 5.0,
+        settle: bool = True,
+        age: float = 0.0,
     ) -> InteractionRecord:
         """A user types ``value`` into autocomplete option ``option``; waits for the choices (type 8)."""
         guild = self.guild if guild is None else guild
         data = self._command_data(name, {**(options or {}), option: value}, guild, focused=option)
-        return await self._dispatch_interaction(4, data, user, guild, timeout=timeout)
+        return await self._dispatch_interaction(4, data, user, guild, timeout=timeout, settle=settle, age=age)
 
     @staticmethod
     def text_of(message: dict[str, Any]) -> str:
@@ -1518,6 +1573,7 @@ class FakeDiscord:
         user: FakeUser | None = None,
         settle: bool = True,
         timeout: float = 5.0,
+        age: float = 0.0,
     ) -> InteractionRecord:
         """A user clicks button ``custom_id`` (or picks ``values`` in a select) on ``message``."""
         current = self.messages.get(int(message["id"]), message)
@@ -1533,7 +1589,9 @@ class FakeDiscord:
         data: dict[str, Any] = {"custom_id": custom_id, "component_type": comp["type"], "id": comp.get("id")}
         if comp["type"] != 2:
             data["values"] = list(values or [])
-        return await self._dispatch_interaction(3, data, user, guild, message=current, settle=settle, timeout=timeout)
+        return await self._dispatch_interaction(
+            3, data, user, guild, message=current, settle=settle, timeout=timeout, age=age
+        )
 
     def user_message(
         self, content: str, author: FakeUser | None = None, guild: FakeGuild | None = None

@@ -1,0 +1,246 @@
+"""A bounded load against the bot through the fake Discord (loopback only): bursts and a steady rate.
+
+Used by ``tests/test_load.py`` (short) and ``benchmarks/load.py`` (the full minute). Every
+interaction is checked the way Discord would see it: exactly one accepted first response, within
+3 seconds of the interaction's creation, and then a final answer (a deferred one must be followed
+up). A "busy" reply is a valid answer, counted apart.
+
+``/reload`` can be run in the middle with the house rulings switched from one version to another;
+every ``/define terrain`` answer must then show one version's ruling whole (title and text of the
+same build), never a mix and never none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .models import FakeUser
+from .server import FakeDiscord, InteractionRecord
+
+BUSY_PREFIX = "The judge is busy right now"
+WINDOW = 3.0
+
+RULING = """# Load test rulings
+
+## Terrain marker ruling {version}
+Date: 2026-01-01
+Judge: Load Test
+Applies to: Terrain
+
+Marker text {version}: a ruling that exists only to tell index builds apart.
+"""
+
+
+def write_rulings(folder: Path, version: str) -> None:
+    """The house-rulings folder in one of its two versions ("alpha" or "beta")."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "load-test.md").write_text(RULING.format(version=version), encoding="utf-8")
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (a value that actually occurred)."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
+
+
+@dataclass
+class Sent:
+    kind: str
+    rec: InteractionRecord
+    phase: str
+
+
+@dataclass
+class Workload:
+    """What users send: questions, terms and autocomplete prefixes, cycled; users taken in turn."""
+
+    fake: FakeDiscord
+    questions: list[str]
+    terms: list[str]
+    users: int = 200
+    _users: list[FakeUser] = field(default_factory=list)
+    _n: Iterator[int] = field(default_factory=itertools.count)
+
+    def __post_init__(self) -> None:
+        self._users = [self.fake.new_member(f"load{i}") for i in range(self.users)]
+
+    def next_user(self) -> FakeUser:
+        return self._users[next(self._n) % len(self._users)]
+
+    def pick(self, i: int) -> tuple[str, Callable[[], Any]]:
+        """The i-th interaction: 4 in 10 /ask, 3 /define (one of them /define terrain), 2 autocomplete,
+        1 a click on an earlier answer's button."""
+        fake, user = self.fake, self.next_user()
+        slot = i % 10
+        if slot < 4:
+            q = self.questions[i % len(self.questions)][:300]
+            return "ask", lambda: fake.invoke_command("ask", {"question": q}, user=user, settle=False)
+        if slot == 4:
+            return "define terrain", lambda: fake.invoke_command("define", {"term": "terrain"}, user=user, settle=False)
+        if slot < 7:
+            t = self.terms[i % len(self.terms)][:200]
+            return "define", lambda: fake.invoke_command("define", {"term": t}, user=user, settle=False)
+        if slot < 9:
+            prefix = self.terms[i % len(self.terms)][:4] or "ta"
+            return "autocomplete", lambda: fake.autocomplete("define", "term", prefix, user=user, settle=False)
+        message = self._clickable()
+        if message is None:
+            return "define", lambda: fake.invoke_command("define", {"term": "target"}, user=user, settle=False)
+        custom_id = next(c["custom_id"] for c in fake.components_of(message) if c["custom_id"].startswith("l5r:open:"))
+        return "click", lambda: fake.click(message, custom_id, user=user, settle=False)
+
+    def _clickable(self) -> dict[str, Any] | None:
+        for msg in reversed(list(self.fake.messages.values())[-50:]):
+            if any(str(c.get("custom_id", "")).startswith("l5r:open:") for c in self.fake.components_of(msg)):
+                return msg
+        return None
+
+
+class LoadRun:
+    """Sends interactions, then checks and summarises what happened to each."""
+
+    def __init__(self, fake: FakeDiscord, workload: Workload) -> None:
+        self.fake = fake
+        self.workload = workload
+        self.sent: list[Sent] = []
+        self._i = itertools.count()
+        self.reload: InteractionRecord | None = None
+        self.reload_started: float | None = None
+
+    async def _send(self, phase: str) -> None:
+        kind, make = self.workload.pick(next(self._i))
+        rec = await make()
+        self.sent.append(Sent(kind, rec, phase))
+
+    async def burst(self, n: int, phase: str = "burst") -> None:
+        """``n`` interactions at once (created within a few milliseconds of each other)."""
+        await asyncio.gather(*(self._send(phase) for _ in range(n)))
+
+    async def steady(self, rate: float, seconds: float, phase: str = "steady", reload_at: float | None = None,
+                     rulings: Path | None = None) -> None:
+        """``rate`` interactions a second for ``seconds`` (open loop: sent on time whatever the bot does);
+        with ``reload_at``, /reload by the owner that many seconds in, after switching ``rulings`` to beta."""
+        start = time.perf_counter()
+        tasks: list[asyncio.Task[None]] = []
+        total = int(rate * seconds)
+        for k in range(total):
+            due = start + k / rate
+            if reload_at is not None and self.reload is None and due - start >= reload_at:
+                if rulings is not None:
+                    write_rulings(rulings, "beta")
+                self.reload_started = time.perf_counter()
+                self.reload = await self.fake.invoke_command("reload", user=self.fake.owner, settle=False)
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(self._send(phase)))
+        await asyncio.gather(*tasks)
+
+    async def settle(self, timeout: float = 60.0) -> None:
+        """Wait until every interaction has its final answer (or ``timeout``; the rest count as lost)."""
+        deadline = time.perf_counter() + timeout
+
+        def done() -> bool:
+            return all(self._final(s) or time.perf_counter() > deadline for s in self.sent)
+
+        while not done():
+            await asyncio.sleep(0.1)
+        if self.reload is not None:
+            await self.reload.wait_until(lambda r: r.settled, max(1.0, deadline - time.perf_counter()))
+
+    def _final(self, s: Sent) -> bool:
+        rec = s.rec
+        if rec.rejected:
+            return True
+        if s.kind == "autocomplete":
+            return rec.response_type == 8
+        return rec.settled
+
+    # -- checks ------------------------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        """Every interaction that did not get exactly one valid first response in time and a final answer."""
+        out = []
+        for s in self.sent:
+            rec = s.rec
+            if rec.rejected:
+                out.append(f"{s.kind} {rec.id}: refused {[(c.status, c.response) for c in rec.rejected][:2]}")
+            elif not rec.callbacks:
+                out.append(f"{s.kind} {rec.id}: no response (lost)")
+            elif len(rec.callbacks) != 1:
+                out.append(f"{s.kind} {rec.id}: {len(rec.callbacks)} first responses")
+            elif rec.response_age is None or rec.response_age > WINDOW:
+                out.append(f"{s.kind} {rec.id}: first response after {rec.response_age:.2f} s")
+            elif not self._final(s):
+                out.append(f"{s.kind} {rec.id}: deferred and never answered")
+            elif s.kind != "autocomplete" and self._text(rec).startswith("Sorry"):
+                out.append(f"{s.kind} {rec.id}: failed: {self._text(rec)[:80]}")
+        return out
+
+    @staticmethod
+    def _text(rec: InteractionRecord) -> str:
+        return "\n".join(FakeDiscord.text_of(m) for m in rec.messages).strip()
+
+    def busy(self) -> list[Sent]:
+        return [s for s in self.sent if s.kind != "autocomplete" and self._text(s.rec).startswith(BUSY_PREFIX)]
+
+    def build_problems(self) -> list[str]:
+        """Each /define terrain answer shows exactly one build's ruling, title and text alike; answers
+        dispatched after the reload replied show the new one."""
+        out = []
+        reloaded_at = self.reload.settled_at if self.reload is not None else None
+        for s in self.sent:
+            if s.kind != "define terrain" or not s.rec.settled or self._text(s.rec).startswith(BUSY_PREFIX):
+                continue
+            text = self._text(s.rec)
+            versions = {v for v in ("alpha", "beta") if f"Marker text {v}" in text}
+            titles = {v for v in ("alpha", "beta") if f"Terrain marker ruling {v}" in text}
+            if len(versions) != 1 or versions != titles:
+                out.append(f"define terrain {s.rec.id}: texts {sorted(versions)}, titles {sorted(titles)}")
+            elif reloaded_at is not None and s.rec.dispatched_at > reloaded_at and versions != {"beta"}:
+                out.append(f"define terrain {s.rec.id}: old build after the reload replied")
+        return out
+
+    def builds_seen(self) -> dict[str, int]:
+        """How many /define terrain answers showed each version of the house ruling."""
+        seen = {"alpha": 0, "beta": 0}
+        for s in self.sent:
+            if s.kind == "define terrain" and s.rec.settled:
+                for version in seen:
+                    seen[version] += f"Marker text {version}" in self._text(s.rec)
+        return seen
+
+    def summary(self, phase: str | None = None) -> dict[str, Any]:
+        chosen = [s for s in self.sent if phase is None or s.phase == phase]
+        first = [s.rec.response_age * 1000 for s in chosen if s.rec.response_age is not None]
+        final = [
+            (s.rec.settled_at - s.rec.created_at) * 1000
+            for s in chosen
+            if s.rec.settled_at is not None and s.kind != "autocomplete"
+        ]
+        busy = {id(s) for s in self.busy()}
+        return {
+            "phase": phase or "all",
+            "sent": len(chosen),
+            "answered": sum(1 for s in chosen if self._final(s) and not s.rec.rejected and id(s) not in busy),
+            "busy": sum(1 for s in chosen if id(s) in busy),
+            "deferred": sum(1 for s in chosen if s.rec.response_type in (5, 6)),
+            "lost": sum(1 for s in chosen if not s.rec.callbacks),
+            "first_p50_ms": round(percentile(first, 50), 1),
+            "first_p95_ms": round(percentile(first, 95), 1),
+            "first_p99_ms": round(percentile(first, 99), 1),
+            "first_max_ms": round(max(first), 1) if first else math.nan,
+            "final_p50_ms": round(percentile(final, 50), 1),
+            "final_p95_ms": round(percentile(final, 95), 1),
+            "final_p99_ms": round(percentile(final, 99), 1),
+            "final_max_ms": round(max(final), 1) if final else math.nan,
+        }

@@ -1,0 +1,199 @@
+"""Deadlines and load shedding, end to end against the fake Discord (bot in this process).
+
+Discord's 3 seconds start when it creates the interaction (the time in its snowflake), not when
+the bot reads it: the fake can deliver an interaction late (``age``), as after a gateway backlog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from fakediscord import FakeDiscord, bot_running, preserved_discord_urls
+
+from bot import admission, views
+from bot.admission import BUSY, Lookups
+from bot.client import JudgeBot
+from bot.health import health_report
+from bot.settings import Settings
+from index.engine import Engine
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(autouse=True)
+def _restore_discord_urls() -> Iterator[None]:
+    with preserved_discord_urls():
+        yield
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    return Engine.open(None, tmp_path_factory.mktemp("deadlines") / "index")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def running(
+    engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[FakeDiscord, JudgeBot]]:
+    with preserved_discord_urls():
+        async with FakeDiscord() as fake:
+            settings = Settings(
+                token="fake-token",
+                api_base=fake.api_base,
+                index_dir=tmp_path_factory.mktemp("deadlines-state") / "index",
+                cooldown_rate=2,
+                cooldown_seconds=60.0,
+            )
+            bot = JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)
+            async with bot_running(fake, bot):
+                yield fake, bot
+
+
+def slow(monkeypatch: pytest.MonkeyPatch, bot: JudgeBot, method: str, seconds: float) -> None:
+    real = getattr(bot.engine, method)
+
+    def slowed(*args, **kwargs):
+        time.sleep(seconds)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bot.engine, method, slowed)
+
+
+async def test_an_interaction_delivered_too_late_gets_no_response(running, caplog) -> None:
+    fake, _ = running
+    with caplog.at_level(logging.INFO, logger="bot"):
+        rec = await fake.invoke_command("define", {"term": "target"}, user=fake.new_member(), age=2.9, settle=False)
+        await asyncio.sleep(0.5)
+    assert rec.callbacks == [] and rec.rejected == []  # nothing sent that Discord would refuse
+    answers = [r.fields for r in caplog.records if r.getMessage() == "answer"]
+    assert [(a["command"], a["outcome"]) for a in answers] == [("define", "expired")]
+
+
+async def test_deferred_by_the_interactions_creation_time_not_the_commands_start(running, monkeypatch) -> None:
+    """Delivered 1.2 s late with a 1 s lookup: the defer must go out by 1.5 s after creation.
+    Timed from the command's start (the old way) it would go out at 3.2 s and be refused."""
+    fake, bot = running
+    slow(monkeypatch, bot, "search", 1.0)
+    rec = await fake.invoke_command(
+        "ask", {"question": "is a terrain an enemy card"}, user=fake.new_member(), age=1.2, timeout=8
+    )
+    assert rec.response_type == 5 and rec.rejected == []
+    assert rec.response_age is not None and 1.4 < rec.response_age < 2.0
+    assert rec.message["embeds"][0]["title"]  # the answer followed the defer
+
+
+async def test_a_fast_answer_is_not_deferred(running) -> None:
+    fake, _ = running
+    rec = await fake.invoke_command("define", {"term": "target"}, user=fake.new_member(), age=1.0)
+    assert rec.response_type == 4 and rec.response_age < 1.5
+
+
+async def test_a_full_queue_gets_the_busy_reply_and_every_interaction_one_response(running, monkeypatch) -> None:
+    fake, bot = running
+    lookups = Lookups(workers=1, max_wait=2.0)
+    lookups.seconds_per_lookup = 0.6  # as measured: room for three in the queue, the third past DEFER_AT
+    monkeypatch.setattr(bot, "lookups", lookups)
+    slow(monkeypatch, bot, "search", 0.6)
+    recs = await asyncio.gather(
+        *(
+            fake.invoke_command("ask", {"question": "terrain"}, user=fake.new_member(), timeout=10)
+            for _ in range(8)
+        )
+    )
+    busy = [r for r in recs if r.message and r.message["content"] == BUSY]
+    answered = [r for r in recs if r.message and r.message["embeds"]]
+    assert len(busy) + len(answered) == 8 and busy and answered
+    assert all(r.ephemeral and r.response_type == 4 for r in busy)
+    assert all(len(r.callbacks) == 1 and r.rejected == [] and r.response_age < 3.0 for r in recs)
+    # queued behind others past DEFER_AT: acknowledged in time, answered when their turn came
+    assert any(r.response_type == 5 for r in answered)
+
+
+async def test_buttons_share_the_per_user_cooldown(running) -> None:
+    fake, _ = running
+    user = fake.new_member()
+    rec = await fake.invoke_command("ask", {"question": "is a terrain an enemy card"}, user=user)
+    opens = [c["custom_id"] for c in fake.components_of(rec.message) if c["custom_id"].startswith("l5r:open:")]
+    first = await fake.click(rec.message, opens[0], user=user)
+    second = await fake.click(rec.message, opens[1], user=user)  # rate is 2 per 60 s
+    third = await fake.click(rec.message, opens[0], user=user)
+    assert first.message["embeds"] and second.message["embeds"]
+    assert third.ephemeral and third.message["content"].startswith("Slow down a little — try again in ")
+    other = await fake.click(rec.message, opens[0], user=fake.new_member())  # one user's limit is theirs only
+    assert other.message["embeds"]
+
+
+async def test_a_hung_followup_times_out_and_the_bot_goes_on(running, monkeypatch) -> None:
+    fake, bot = running
+    monkeypatch.setattr(views, "REST_TIMEOUT", 0.5)
+    monkeypatch.setattr(views, "DEFER_AT", 0.0)  # defer at once, so the answer is a followup
+    fake.inject_stall(1, "followup", seconds=3.0)
+    lost = await fake.invoke_command("define", {"term": "target"}, user=fake.new_member(), settle=False)
+    await fake.wait_for(lambda: bool(fake.stalled), 5, "the stalled followup")
+    rec = await fake.invoke_command("define", {"term": "terrain"}, user=fake.new_member())
+    assert rec.message["embeds"][0]["title"] == "Terrain"
+    assert lost.response_type == 5
+
+
+async def test_health_report_needs_a_connected_gateway_and_an_index(running, engine, tmp_path: Path) -> None:
+    fake, bot = running
+    ok, details = health_report(bot)
+    assert ok and details["status"] == "ok" and details["index"]["entries"] == len(engine.corpus.entries)
+    idle = JudgeBot(Settings(token="fake-token", index_dir=tmp_path / "index"), engine=engine)
+    ok, details = health_report(idle)  # made, never started
+    assert not ok and details["problems"] == ["shard 0: gateway not connected"]
+    empty = JudgeBot(Settings(token="fake-token", index_dir=tmp_path / "index"))
+    assert health_report(empty)[1]["problems"] == ["shard 0: gateway not connected", "index not loaded"]
+
+
+async def test_close_drains_the_answer_in_flight_then_closes_with_1000(engine, tmp_path: Path, monkeypatch) -> None:
+    async with FakeDiscord() as fake:
+        settings = Settings(token="fake-token", api_base=fake.api_base, index_dir=tmp_path / "index")
+        bot = JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)
+        async with bot_running(fake, bot):
+            slow(monkeypatch, bot, "search", 0.8)
+            rec = await fake.invoke_command("ask", {"question": "terrain"}, settle=False)
+            await fake.wait_for(lambda: bot.lookups.pending > 0, 5, "the lookup to start")
+            started = time.monotonic()
+            await bot.close()
+            took = time.monotonic() - started
+            assert not health_report(bot)[0] and health_report(bot)[1]["status"] == "stopping"
+        assert rec.settled and rec.message["embeds"] and not rec.rejected
+        assert fake.close_codes == [1000]
+        assert 0.3 < took < 3.0
+
+
+async def test_an_answer_that_outlives_the_grace_is_not_waited_for(engine, tmp_path: Path, monkeypatch) -> None:
+    async with FakeDiscord() as fake:
+        settings = Settings(
+            token="fake-token", api_base=fake.api_base, index_dir=tmp_path / "index", shutdown_grace=0.3
+        )
+        bot = JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)
+        async with bot_running(fake, bot):
+            slow(monkeypatch, bot, "search", 2.0)
+            await fake.invoke_command("ask", {"question": "terrain"}, settle=False)
+            await fake.wait_for(lambda: bot.lookups.pending > 0, 5, "the lookup to start")
+            started = time.monotonic()
+            await bot.close()
+            assert time.monotonic() - started < 1.5
+
+
+async def test_age_is_read_from_the_snowflake() -> None:
+    class Fake:
+        id = (int((time.time() - 2.0) * 1000) - 1420070400000) << 22
+
+    assert 1.9 < admission.age(Fake()) < 2.2  # type: ignore[arg-type]
+    assert admission.remaining(Fake()) < 1.1  # type: ignore[arg-type]
+
+
+async def test_every_request_was_valid(running) -> None:
+    """Runs last in the module: nothing the bot sent was refused, nothing hit an unknown route."""
+    fake, _ = running
+    assert [(c.path, c.status, c.response) for c in fake.rejected] == []
+    assert fake.unknown_calls == []
