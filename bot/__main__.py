@@ -42,9 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_bot(settings)
 
     logging.basicConfig(level=max(settings.log_level_number, logging.WARNING), format="%(levelname)s %(message)s")
-    from .client import open_engine
     from .console import run_console
     from .service import Judge
+    from .startup import open_engine
 
     try:
         engine = open_engine(settings)

@@ -23,6 +23,7 @@ from discord.ext import commands
 
 from .service import Judge, UserError
 from .settings import Settings
+from .startup import open_engine
 from .views import DYNAMIC_ITEMS, send_error
 
 if TYPE_CHECKING:
@@ -69,20 +70,6 @@ async def discover_gateway(http: discord.http.HTTPClient) -> str:
     _shards, url, _limits = await http.get_bot_gateway()
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
     return url
-
-
-def open_engine(settings: Settings) -> Engine:
-    """Open (building if needed) the index for the configured sources."""
-    from index.engine import Engine
-
-    sources: list[Path] | None = None
-    if settings.sources is not None or settings.house_rulings is not None:
-        from glossary.loader import SHIPPED_SOURCES
-
-        sources = list(settings.sources or [SHIPPED_SOURCES])
-        if settings.house_rulings is not None:
-            sources.append(settings.house_rulings)
-    return Engine.open(sources, settings.index_dir)
 
 
 class JudgeTree(app_commands.CommandTree):
