@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from glossary.house import parse_house_rulings
+from glossary.limits import long_lines
 from glossary.linking import link_corpus
 from glossary.mediawiki import looks_like_glossary_page, parse_glossary_page
 from glossary.model import Corpus, ParsedDocument, SourceError
@@ -129,10 +130,13 @@ def parse_file(path: Path) -> ParsedDocument:
     text = read_source(path, name)
     kind = detect_kind(text, path, name)
     if kind == "glossary":
-        return parse_glossary_page(text, name)
-    if kind == "obsidian-hand":
-        return parse_obsidian(text, name)
-    return parse_house_rulings(text, name)
+        doc = parse_glossary_page(text, name)
+    elif kind == "obsidian-hand":
+        doc = parse_obsidian(text, name)
+    else:
+        doc = parse_house_rulings(text, name)
+    doc.anomalies.extend(long_lines(text, name))
+    return doc
 
 
 def load_corpus(paths: Iterable[Path] | None = None) -> Corpus:

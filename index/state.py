@@ -54,7 +54,7 @@ def clip(text: str, n: int = 100) -> str:
 
 def strip_numbering(text: str) -> str:
     """Drop heading numbers: 'II. THE PLAYER – F. Deck Constructions' -> 'Deck Constructions'."""
-    last = re.split(r"\s+[–—-]\s+", text)[-1]
+    last = re.split(r"(?<!\s)\s++[–—-]\s++", text)[-1]  # a whitespace run is read once, from its start
     return _LETTER.sub("", ROMAN.sub("", last))
 
 
