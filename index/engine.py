@@ -6,20 +6,31 @@ Whoosh ranks them. Name lookups (``names``) run over in-memory tables; free-text
 changes and the banned list. All per-build tables live in one ``State`` (``state``) that
 ``reload`` replaces with a single assignment; each call reads ``self._state`` once and
 uses only that object, so a reload never mixes two builds inside one answer.
+
+A reload parses and builds in a child process (``rebuild``) and is refused, keeping the serving
+build, when it would lose a source file or most entries. A query that fails inside Whoosh (a
+damaged segment) rebuilds the index once and is answered from the new build.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from glossary.model import Corpus, Entry
-from index import fulltext, history, names, store
+from index import fulltext, history, names, rebuild, store
+from index.rebuild import ReloadFailed, ReloadRefused
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
 from index.state import State, build_state
+
+__all__ = ["Engine", "ReloadFailed", "ReloadRefused"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("index")
 
@@ -35,6 +46,8 @@ class Engine:
         self._fixed_corpus = corpus
         self._reload_lock = threading.Lock()  # one build at a time; readers never take it
         self._state: State | None = None
+        self._build_error: str | None = None  # why the serving index could not be written to disk, if so
+        self._reload_seconds: float | None = None  # the whole of the last reload, parse to swap
 
     # ---------------------------------------------------------------- lifecycle
     @classmethod
@@ -62,40 +75,118 @@ class Engine:
             raise RuntimeError("engine not loaded")
         return st
 
-    def reload(self) -> dict[str, Any]:
-        """Re-read the sources and rebuild; the new index is swapped in only once complete."""
-        self._load(force=True)
+    def reload(self, *, isolated: bool = True) -> dict[str, Any]:
+        """Re-read the sources and rebuild; the new index is swapped in only once complete.
+
+        ``isolated`` (the default) parses and builds in a child process, so a caller on an event loop is
+        never stalled by it; tests of the build itself pass False. Raises ``ReloadRefused`` (the serving
+        build stays) when the sources lost a file or most entries, ``ReloadFailed`` when the child failed.
+        ``reload_seconds`` in the returned stats is the whole reload, parse to swap.
+        """
+        started = time.perf_counter()
+        self._load(force=True, isolated=isolated, guard=True)
+        self._reload_seconds = round(time.perf_counter() - started, 4)
         return self.stats()
 
-    def _load(self, force: bool) -> None:
-        from glossary.loader import default_sources, expand, load_corpus
-
+    def _load(self, force: bool, *, isolated: bool = False, guard: bool = False) -> None:
         with self._reload_lock:
-            if self._fixed_corpus is not None:
-                corpus = self._fixed_corpus
-                digest = store.corpus_digest(corpus)
-                fp = "corpus:" + digest
+            self._load_locked(force, isolated=isolated, guard=guard)
+
+    def _load_locked(self, force: bool, *, isolated: bool, guard: bool) -> None:
+        """Parse (here or in a child), refuse a lossy reload, open or build the index, publish the new state."""
+        baseline = rebuild.Baseline.of(self._state.corpus) if guard and self._state is not None else None
+        opened: store.Opened | None = None
+        build_error: str | None = None
+        if self._fixed_corpus is not None:
+            corpus = self._fixed_corpus
+            digest = store.corpus_digest(corpus)
+            fp = "corpus:" + digest
+        else:
+            if force and isolated:
+                prepared = rebuild.prepare_in_child(self.sources, self.index_dir, baseline)
             else:
-                # Fingerprint before parsing: a file edited in between leaves a stale fingerprint, which the
-                # next open notices, never a fresh fingerprint over stale entries.
-                files, _ = expand(default_sources() if self.sources is None else [Path(p) for p in self.sources])
-                fp = store.fingerprint(files)
-                corpus = load_corpus(self.sources)
-                digest = store.corpus_digest(corpus)
+                prepared = rebuild.prepare(self.sources, self.index_dir, baseline, build=force)
+            if prepared.refused is not None:
+                log.warning("reload refused, the serving index stays: %s", prepared.refused)
+                raise ReloadRefused(prepared.refused)
+            assert prepared.corpus is not None
+            corpus, fp, digest = prepared.corpus, prepared.fingerprint, prepared.digest
+            build_error = prepared.build_error
+            if prepared.path is not None:
+                opened = store.open_build(prepared.path)
+        if opened is None and build_error is None:
             opened = None if force else store.open_current(self.index_dir, fp, digest)
-            rebuilt = opened is None
-            if opened is None:
-                try:
-                    opened = store.build(corpus, self.index_dir, fp, digest)
-                except store.BuildError as exc:
-                    log.error("%s; serving an in-memory index instead", exc)
-                    opened = store.build_in_memory(corpus, fp, digest)
-            old, self._state = self._state, build_state(corpus, opened, rebuilt)
+        rebuilt = force or opened is None
+        if opened is None and build_error is None:
+            try:
+                opened = store.build(corpus, self.index_dir, fp, digest)
+            except store.BuildError as exc:
+                build_error = str(exc)
+        if opened is None:
+            log.error("%s; serving an in-memory index instead", build_error)
+            opened = store.build_in_memory(corpus, fp, digest)
+        state = self._make_state(corpus, opened, rebuilt, fp, digest)
+        old, self._state, self._build_error = self._state, state, build_error
         if old is not None:
             # Readers that grabbed the old state may still be mid-query; close it once they are done.
             timer = threading.Timer(RETIRE_SECONDS, old.close)
             timer.daemon = True
             timer.start()
+
+    def _make_state(self, corpus: Corpus, opened: store.Opened, rebuilt: bool, fp: str, digest: str) -> State:
+        """Derive the in-memory tables; a reopened index that fails here (a damaged segment) is rebuilt."""
+        try:
+            return build_state(corpus, opened, rebuilt)
+        except Exception as exc:
+            if rebuilt:
+                raise
+            log.warning("index at %s is unreadable (%s: %s); rebuilding", opened.path, type(exc).__name__, exc)
+            try:
+                fresh = store.build(corpus, self.index_dir, fp, digest)
+            except store.BuildError as error:
+                log.error("%s; serving an in-memory index instead", error)
+                fresh = store.build_in_memory(corpus, fp, digest)
+            return build_state(corpus, fresh, True)
+
+    def _query(self, run: Callable[[State], T]) -> T:
+        """Run a query on the serving build; if it fails inside the index, rebuild once and answer from the new one.
+
+        Bad input (``ValueError``: a bad filter) is the caller's to handle and never causes a rebuild.
+        Queries failing together share one rebuild; a build that came from such a rebuild is not rebuilt
+        again when it fails too (the error is raised), so a fault that is not damage cannot loop.
+        """
+        st = self._st
+        try:
+            return run(st)
+        except ValueError:
+            raise
+        except Exception as exc:
+            if not self._recover(st, exc):
+                raise
+        return run(self._st)
+
+    def _recover(self, st: State, exc: Exception) -> bool:
+        """Rebuild after a query failed inside ``st``'s index; whether the query should be tried again."""
+        with self._reload_lock:
+            if self._state is not st:
+                return True  # another query already rebuilt (or a reload swapped): try the new build
+            if st.failed or st.recovered:
+                st.failed = True
+                return False
+            st.failed = True
+            log.error(
+                "a query failed inside the index at %s (%s: %s); rebuilding it once",
+                st.index_path or "memory",
+                type(exc).__name__,
+                exc,
+            )
+            try:
+                self._load_locked(force=True, isolated=self._fixed_corpus is None, guard=True)
+            except Exception:
+                log.exception("rebuilding the index after a failed query did not work; still serving the old one")
+                return False
+            self._st.recovered = True
+            return True
 
     def close(self) -> None:
         """Release the searcher (tests and short-lived CLIs)."""
@@ -108,7 +199,7 @@ class Engine:
 
     def define(self, term: str, limit: int = 5) -> DefineResult:
         """Exact title/alias, then prefix, then plural/typo tolerant, then full text."""
-        return names.define(self._st, term, limit)
+        return self._query(lambda st: names.define(st, term, limit))
 
     def complete(self, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
         """Autocomplete over titles and aliases (in memory): name starts first, then word starts."""
@@ -116,11 +207,11 @@ class Engine:
 
     def search(self, question: str, limit: int = 5, source: str | None = None, since: str | None = None) -> list[Hit]:
         """Rank all entries for a natural-language question; never raises on odd text (bad filters: ValueError)."""
-        return fulltext.search(self._st, question, limit, source, since)
+        return self._query(lambda st: fulltext.search(st, question, limit, source, since))
 
     def section(self, ref: str, limit: int = 5) -> list[Hit]:
         """A ruleset section by number ("II.F", "Cardinal Rule 2") or name ("deck construction")."""
-        return names.section(self._st, ref, limit)
+        return self._query(lambda st: names.section(st, ref, limit))
 
     def complete_section(self, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
         return names.complete(self._st.section_names, prefix, limit)
@@ -152,9 +243,11 @@ class Engine:
             "errors": [str(e) for e in st.corpus.errors],
             "anomalies": len(st.corpus.anomalies),
             "build_seconds": st.meta.get("build_seconds"),
+            "reload_seconds": self._reload_seconds,
             "built_at": st.meta.get("built_at"),
             "rebuilt": st.rebuilt,
             "index_dir": str(self.index_dir),
             "index_path": str(st.index_path) if st.index_path else None,
+            "build_error": self._build_error,
             "fingerprint": st.meta.get("fingerprint"),
         }
