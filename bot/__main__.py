@@ -35,10 +35,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     mode = args.mode or ("run" if settings.token else "console")
+    if mode == "run" and not settings.token:
+        print("error: DISCORD_TOKEN is not set (set it, or use `python -m bot console`)", file=sys.stderr)
+        return 2
+    problem = unreadable_sources_problem(settings)
+    if problem:  # never serve a silently smaller rulebook: a missing or unreadable source stops the start
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     if mode == "run":
-        if not settings.token:
-            print("error: DISCORD_TOKEN is not set (set it, or use `python -m bot console`)", file=sys.stderr)
-            return 2
         return run_bot(settings)
 
     logging.basicConfig(level=max(settings.log_level_number, logging.WARNING), format="%(levelname)s %(message)s")
@@ -54,6 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge(engine, settings.rulebook_url)
     once = " ".join(args.command) if mode == "ask" else None
     return run_console(judge, once)
+
+
+def unreadable_sources_problem(settings: Settings) -> str | None:
+    """One line naming the configured sources that cannot be read at all, or None."""
+    from glossary.loader import unreadable_message, unreadable_sources
+
+    from .startup import source_paths
+
+    errors = unreadable_sources(source_paths(settings))
+    return unreadable_message(errors) if errors else None
 
 
 def run_bot(settings: Settings) -> int:

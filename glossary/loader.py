@@ -73,6 +73,29 @@ def expand(paths: Iterable[Path]) -> tuple[list[Path], list[SourceError]]:
     return list(files.values()), errors
 
 
+def unreadable_sources(paths: Iterable[Path] | None = None) -> list[SourceError]:
+    """Configured sources that cannot be read at all: a path that does not exist, a folder that cannot be
+    listed, a file that cannot be opened. The bot and the command lines refuse to start on any of these
+    (a judge would otherwise be served a silently smaller rulebook); a file that opens but does not
+    parse is reported and skipped as usual.
+    """
+    files, errors = expand(default_sources() if paths is None else [Path(p) for p in paths])
+    for path in files:
+        try:
+            with path.open("rb"):
+                pass
+        except OSError as exc:
+            errors.append(SourceError(display_name(path), f"cannot read: {exc.strerror or exc}"))
+    return errors
+
+
+def unreadable_message(errors: list[SourceError]) -> str:
+    """One line naming what cannot be read (the first three, then how many more)."""
+    shown = "; ".join(str(e) for e in errors[:3])
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"cannot read the sources: {shown}{more}"
+
+
 def display_name(path: Path) -> str:
     """Shipped files are cited by bare name; others by the path the user gave."""
     try:

@@ -40,10 +40,14 @@ RETIRE_SECONDS = 30.0  # how long a replaced state stays open for queries that g
 class Engine:
     """Search engine over one corpus; see the module docstring. Thread-safe for readers and reloads."""
 
-    def __init__(self, sources: list[Path] | None, index_dir: Path, corpus: Corpus | None = None) -> None:
+    def __init__(
+        self, sources: list[Path] | None, index_dir: Path, corpus: Corpus | None = None, *, memory_fallback: bool = True
+    ) -> None:
         self.sources = sources
         self.index_dir = index_dir
         self._fixed_corpus = corpus
+        # An index folder that cannot be written: serve from memory (the bot), or raise store.BuildError (a build).
+        self.memory_fallback = memory_fallback
         self._reload_lock = threading.Lock()  # one build at a time; readers never take it
         self._state: State | None = None
         self._build_error: str | None = None  # why the serving index could not be written to disk, if so
@@ -51,9 +55,16 @@ class Engine:
 
     # ---------------------------------------------------------------- lifecycle
     @classmethod
-    def open(cls, sources: list[Path] | None = None, index_dir: Path | None = None) -> Engine:
-        """Load the corpus and open its index, building it if missing, stale or corrupt."""
-        engine = cls(sources, Path(index_dir).expanduser() if index_dir else store.default_index_dir())
+    def open(
+        cls, sources: list[Path] | None = None, index_dir: Path | None = None, *, memory_fallback: bool = True
+    ) -> Engine:
+        """Load the corpus and open its index, building it if missing, stale or corrupt.
+
+        When the index folder cannot be written the engine serves from memory, or with ``memory_fallback``
+        False raises ``store.BuildError`` (``python -m index build`` must fail, not pass without an index).
+        """
+        index_dir = Path(index_dir).expanduser() if index_dir else store.default_index_dir()
+        engine = cls(sources, index_dir, memory_fallback=memory_fallback)
         engine._load(force=False)
         return engine
 
@@ -123,6 +134,8 @@ class Engine:
             except store.BuildError as exc:
                 build_error = str(exc)
         if opened is None:
+            if not self.memory_fallback:
+                raise store.BuildError(build_error or f"cannot write the index in {self.index_dir}")
             log.error("%s; serving an in-memory index instead", build_error)
             opened = store.build_in_memory(corpus, fp, digest)
         state = self._make_state(corpus, opened, rebuilt, fp, digest)
