@@ -122,5 +122,25 @@ def test_long_lines_are_reported_and_quoted_in_full(tmp_path: Path) -> None:
     assert entry.paragraphs[1] == long  # quoted verbatim, however long
     assert not entry.changes  # the stamp lies past the analysed part of the line...
     found = [a for a in corpus.anomalies if a.kind == "long-line"]
-    assert [(a.file, a.line) for a in found] == [(str(tmp_path / "page.txt"), 4)]  # ...and lint says so
+    assert [(a.file, a.line) for a in found] == [("page.txt", 4)]  # ...and lint says so
     assert f"{len(long):,} characters" in found[0].message
+
+
+def test_house_ruling_citations_never_show_the_hosts_path(tmp_path: Path) -> None:
+    """Citations are posted in Discord: a ruling is cited relative to the configured folder."""
+    import shutil
+
+    from bot.render import Renderer, to_text
+    from glossary.house import EXAMPLES_DIR
+    from glossary.loader import SHIPPED_SOURCES
+    from index.results import citation
+
+    house = tmp_path / "srv" / "judge-secrets" / "rulings"
+    shutil.copytree(EXAMPLES_DIR, house)
+    corpus = load_corpus([SHIPPED_SOURCES, house.resolve()])
+    rulings = [e for e in corpus.entries if e.source == "house"]
+    assert rulings and {e.location.file for e in rulings} == {"example-rulings.md"}
+    answer = Renderer(corpus.by_id().get).entry(rulings[0])
+    shown = to_text(answer) + citation(rulings[0])
+    assert "example-rulings.md, line" in shown and str(tmp_path) not in shown and "judge-secrets" not in shown
+    assert str(tmp_path) not in " ".join(corpus.files)
