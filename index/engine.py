@@ -157,6 +157,8 @@ class Engine:
             try:
                 fresh = store.build(corpus, self.index_dir, fp, digest)
             except store.BuildError as error:
+                if not self.memory_fallback:
+                    raise
                 log.error("%s; serving an in-memory index instead", error)
                 fresh = store.build_in_memory(corpus, fp, digest)
             return build_state(corpus, fresh, True)

@@ -229,3 +229,31 @@ def test_a_fault_that_rebuilding_does_not_fix_is_raised_not_looped(
     assert engine.search("terrain")[0].entry.id == "glossary:terrain"
     with pytest.raises(ValueError):
         engine.search("terrain", source="nowhere")  # bad input is the caller's: no rebuild for it
+
+
+def test_a_reopened_build_that_fails_to_load_is_rebuilt(
+    engine: Engine, sources: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Damage that passes the checksum but breaks reading the term tables (it used to crash the start)."""
+    import struct
+
+    import index.engine as engine_module
+
+    build = engine.stats()["index_path"]
+    engine.close()
+    real = engine_module.build_state
+
+    def damaged(corpus, opened, rebuilt):  # type: ignore[no-untyped-def]
+        if not rebuilt:
+            raise struct.error("unpack requires a buffer of 2 bytes")  # what flipped term bytes raise
+        return real(corpus, opened, rebuilt)
+
+    monkeypatch.setattr(engine_module, "build_state", damaged)
+    with caplog.at_level(logging.WARNING, logger="index"):
+        reopened = Engine.open([sources], tmp_path / "ix")
+    try:
+        assert "is unreadable (error: unpack requires a buffer of 2 bytes); rebuilding" in caplog.text
+        assert reopened.stats()["index_path"] != build
+        assert reopened.search("terrain")[0].entry.id == "glossary:terrain"
+    finally:
+        reopened.close()
