@@ -44,16 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     mode = args.mode or ("run" if settings.token else "console")
     if mode == "health":
         return check_health(settings)
+    if mode == "run" and not settings.token:
+        print("error: DISCORD_TOKEN is not set (set it, or use `python -m bot console`)", file=sys.stderr)
+        return 2
+    problem = unreadable_sources_problem(settings)
+    if problem:  # never serve a silently smaller rulebook: a missing or unreadable source stops the start
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     if mode == "run":
-        if not settings.token:
-            print("error: DISCORD_TOKEN is not set (set it, or use `python -m bot console`)", file=sys.stderr)
-            return 2
         return run_bot(settings)
 
     logging.basicConfig(level=max(settings.log_level_number, logging.WARNING), format="%(levelname)s %(message)s")
-    from .client import open_engine
     from .console import run_console
     from .service import Judge
+    from .startup import open_engine
 
     try:
         engine = open_engine(settings)
@@ -75,6 +79,16 @@ def check_health(settings: Settings) -> int:
     status, line = probe(settings.health_port, settings.health_host)
     print(line, file=sys.stdout if status == 0 else sys.stderr)
     return status
+
+
+def unreadable_sources_problem(settings: Settings) -> str | None:
+    """One line naming the configured sources that cannot be read at all, or None."""
+    from glossary.loader import unreadable_message, unreadable_sources
+
+    from .startup import source_paths
+
+    errors = unreadable_sources(source_paths(settings))
+    return unreadable_message(errors) if errors else None
 
 
 def run_bot(settings: Settings) -> int:

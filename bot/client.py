@@ -31,6 +31,7 @@ from .logs import log_answer
 from .metrics import Metrics
 from .service import Judge, UserError
 from .settings import Settings
+from .startup import open_engine
 from .views import DYNAMIC_ITEMS, send_error
 
 if TYPE_CHECKING:
@@ -88,20 +89,6 @@ async def discover_gateway(http: discord.http.HTTPClient) -> str:
     _shards, url, _limits = await http.get_bot_gateway()
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
     return url
-
-
-def open_engine(settings: Settings) -> Engine:
-    """Open (building if needed) the index for the configured sources."""
-    from index.engine import Engine
-
-    sources: list[Path] | None = None
-    if settings.sources is not None or settings.house_rulings is not None:
-        from glossary.loader import SHIPPED_SOURCES
-
-        sources = list(settings.sources or [SHIPPED_SOURCES])
-        if settings.house_rulings is not None:
-            sources.append(settings.house_rulings)
-    return Engine.open(sources, settings.index_dir)
 
 
 class _QuietExpired(logging.Filter):
@@ -238,7 +225,7 @@ class JudgeBot(commands.AutoShardedBot):
             url,
             lambda: self.judge.engine,
             poll_seconds=self.settings.rulings_poll_seconds,
-            on_remote_reload=self.reload_rules,
+            on_remote_reload=self._remote_reload,
         )
         await self.rulings.start()
 
@@ -248,6 +235,15 @@ class JudgeBot(commands.AutoShardedBot):
         if self.rulings is not None:
             await self.rulings.relink()
         return stats
+
+    async def _remote_reload(self) -> None:
+        """Another process reloaded the rule documents: reload here too, keeping this build if it is refused."""
+        from index.rebuild import ReloadFailed, ReloadRefused
+
+        try:
+            await self.reload_rules()
+        except (ReloadRefused, ReloadFailed) as exc:
+            log.warning("reload asked by another process not applied here; still serving the old build: %s", exc)
 
     async def judge_for(self, interaction: discord.Interaction) -> Judge:
         """The commands as the interaction's server sees them: with its rulings (none in direct messages)."""

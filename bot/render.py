@@ -4,7 +4,10 @@ One ``Answer`` feeds both the Discord embeds (``bot.views``) and the console tex
 (``to_text``), so what a judge reads in a terminal is exactly what the server shows.
 Text is Discord Markdown with the rule text escaped (so it displays verbatim); pages are
 cut at paragraph boundaries and sized here, against Discord's limits, on the final strings.
-Escaping uses discord.utils' own helpers, so text is escaped exactly as Discord will parse it.
+Escaping is ``index.markdown``'s single linear pass (discord.py's helpers are super-linear on
+hostile text), and every step here is linear in its input: one huge or adversarial paragraph
+costs its length, never its length squared. This module never imports discord, so the console
+runs without it.
 """
 
 from __future__ import annotations
@@ -13,10 +16,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from discord.utils import escape_markdown, escape_mentions
-
 from glossary.export_html import paragraph_href
 from glossary.model import SOURCE_LABELS, Change, Entry
+from index.markdown import ZWSP, escape_markdown, escape_mentions
 from index.overlay import is_scoped
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit, citation
 
@@ -98,6 +100,19 @@ def escape(text: str) -> str:
     return escape_mentions(escape_markdown(text))
 
 
+# Bidirectional-text controls (embeddings, overrides, isolates, marks): echoed user input could use them to
+# make the rest of a title read backwards ("Rules for: <U+202E>...") or disguise what was asked.
+_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+
+
+def echo(text: str) -> str:
+    """What a user typed, as shown back in an answer's title or message: bidi controls dropped, then escaped.
+
+    Only user input is echoed this way; rule text is quoted exactly as written (``escape``).
+    """
+    return escape(text.translate(_BIDI_CONTROLS))
+
+
 def shorten(text: str, limit: int) -> str:
     """Cut ``text`` to ``limit`` characters at a word boundary, marking the cut with an ellipsis."""
     if len(text) <= limit:
@@ -110,20 +125,46 @@ def shorten(text: str, limit: int) -> str:
     return cut.rstrip(" \t\n\\") + ELLIPSIS
 
 
+_ESCAPED_MENTION = re.compile(rf"@{ZWSP}+(?:everyone|here|[!&]?\d+)")
+_CUT_WINDOW = 64  # characters either side of a cut searched for a defused mention (a bounded look)
+
+
+def _escape_safe_cut(text: str, start: int, cut: int) -> int:
+    """``cut`` moved back if it would separate an escaping backslash from what it escapes, or split a
+    defused mention (so ``plain`` can undo every escape on every page).
+
+    A backslash escapes the next character when the run of backslashes ending at it is odd; the run
+    is counted once, so a long run of escaped backslashes costs its length, not its length squared.
+    """
+    for mention in _ESCAPED_MENTION.finditer(text, max(start, cut - _CUT_WINDOW), cut + _CUT_WINDOW):
+        if start < mention.start() < cut < mention.end():
+            cut = mention.start()  # a defused "@everyone" goes to the next page whole
+            break
+    run = 0
+    while cut - run - 1 >= start and text[cut - run - 1] == "\\":
+        run += 1
+    return cut - 1 if run % 2 else cut
+
+
 def split_long(block: str, limit: int) -> list[str]:
-    """Split one over-long paragraph into word-boundary pieces, each cut marked with an ellipsis."""
+    """Split one over-long paragraph into word-boundary pieces, each cut marked with an ellipsis.
+
+    Works on offsets into ``block`` (no re-slicing of the remainder), so the cost is linear in its length.
+    """
     pieces: list[str] = []
-    rest = block
-    while len(rest) + (len(ELLIPSIS) if pieces else 0) > limit:
-        room = limit - 2 * len(ELLIPSIS)
-        cut = rest.rfind(" ", 0, room)
-        if cut <= room // 2:
-            cut = room
-            while cut > 1 and rest[cut - 1] == "\\":
-                cut -= 1
-        head, rest = rest[:cut].rstrip(" \t\n\\"), rest[cut:].lstrip()
+    start, end = 0, len(block)
+    room = limit - 2 * len(ELLIPSIS)
+    while end - start + (len(ELLIPSIS) if pieces else 0) > limit:
+        cut = block.rfind(" ", start, start + room)
+        if cut - start <= room // 2:
+            cut = start + room
+        cut = _escape_safe_cut(block, start, cut)  # an escape and what it escapes stay on one page
+        head = block[start:cut].rstrip(" \t\n")
         pieces.append((ELLIPSIS if pieces else "") + head + ELLIPSIS)
-    pieces.append((ELLIPSIS if pieces else "") + rest)
+        start = cut
+        while start < end and block[start] in " \t\n":
+            start += 1
+    pieces.append((ELLIPSIS if pieces else "") + block[start:])
     return pieces
 
 
@@ -134,16 +175,22 @@ def paginate(blocks: Sequence[str], limit: int, separator: str = "\n\n") -> list
     for block in blocks:
         pieces.extend(split_long(block, limit) if len(block) > limit else [block])
     pages: list[str] = []
-    current = ""
+    current: list[str] = []  # the page being filled; only its length is kept up to date (no re-copying)
+    size = 0
     for piece in pieces:
-        candidate = current + separator + piece if current else piece
-        if len(candidate) <= limit:
-            current = candidate
+        if not size:  # an empty page so far: the piece starts it
+            current, grown = [piece], len(piece)
         else:
-            pages.append(current)
-            current = piece
-    if current or not pages:
-        pages.append(current)
+            grown = size + len(separator) + len(piece)
+        if grown <= limit:
+            if size:
+                current.append(piece)
+            size = grown
+        else:
+            pages.append(separator.join(current))
+            current, size = [piece], len(piece)
+    if size or not pages:
+        pages.append(separator.join(current))
     return pages
 
 
@@ -151,16 +198,21 @@ def pack(items: Sequence[tuple[str, Sequence[Link]]], per_page: int, budget: int
     """Group whole items (a search result, a change line) into pages: at most ``per_page`` each and
     within ``budget`` characters; each page carries the buttons of the items it shows."""
     pages: list[Page] = []
-    text, links, count = "", [], 0
+    texts: list[str] = []
+    links: list[Link] = []
+    size = 0
     for block, block_links in items:
         block = shorten(block, budget)
-        candidate = text + separator + block if text else block
-        if text and (count >= per_page or len(candidate) > budget):
-            pages.append(Page(text, [], "", _unique_links(links)))
-            candidate, links, count = block, [], 0
-        text, count = candidate, count + 1
+        if size and (len(texts) >= per_page or size + len(separator) + len(block) > budget):
+            pages.append(Page(separator.join(texts), [], "", _unique_links(links)))
+            texts, links, size = [], [], 0
+        if not size:  # nothing shown yet on this page: the block starts it
+            texts, size = [block], len(block)
+        else:
+            texts.append(block)
+            size += len(separator) + len(block)
         links += block_links
-    pages.append(Page(text, [], "", _unique_links(links)))
+    pages.append(Page(separator.join(texts), [], "", _unique_links(links)))
     return pages
 
 
@@ -455,7 +507,7 @@ class Renderer:
             text = "Did you mean: " + ", ".join(f"**{escape(c.label)}**" for c in result.candidates) + "?"
         else:
             text = "Nothing in the rules matches that. Try `/ask` with a whole question."
-        return self.message(f"No entry for “{escape(term)}”", text, kind=DEFINE, arg=term, links=links)
+        return self.message(f"No entry for “{echo(term)}”", text, kind=DEFINE, arg=term, links=links)
 
     def several(self, term: str, result: DefineResult) -> Answer:
         """Every entry named ``term`` ("Ninjitsu": Open, Reaction, Battle), each in full under its label, with
@@ -465,7 +517,7 @@ class Renderer:
             entries.insert(0, result.entry)
         alike = len({e.title.casefold() for e in entries}) == 1
         name = entries[0].title if alike else " ".join(term.split())
-        title = shorten(f"{escape(name)} — {len(entries)} entries", TITLE_LIMIT)
+        title = shorten(f"{escape(name) if alike else echo(name)} — {len(entries)} entries", TITLE_LIMIT)
         blocks = [
             "Several entries go by this name: "
             + ", ".join(f"**{escape(e.label)}**" for e in entries)
@@ -496,12 +548,12 @@ class Renderer:
         if not hits:
             if family:
                 listed = "\n".join(f"- {escape(name)}" for name, _e in family)
-                text = f"There is no “{escape(ref)}” in {escape(family[0][1].document)}. It has:\n{listed}"
+                text = f"There is no “{echo(ref)}” in {escape(family[0][1].document)}. It has:\n{listed}"
                 links = [Link(_label(name), e.id) for name, e in family]
             else:
                 text = "Try the section's number or name, e.g. `Cardinal Rule 2` or `Deck Construction`."
                 links = []
-            return self.message(f"No section matches “{escape(ref)}”", text, kind=RULE, arg=ref, links=links)
+            return self.message(f"No section matches “{echo(ref)}”", text, kind=RULE, arg=ref, links=links)
         others = [Link(_label("Also: " + h.entry.label), h.entry.id) for h in hits[1:]]
         return self.entry(hits[0].entry, kind=RULE, arg=ref, extra=others)
 
@@ -512,7 +564,7 @@ class Renderer:
 
         ``near``: when no hit is close enough to show, the nearest terms, offered as buttons.
         """
-        title = shorten(f"Rules for: {escape(' '.join(question.split()))}", TITLE_LIMIT)
+        title = shorten(f"Rules for: {echo(' '.join(question.split()))}", TITLE_LIMIT)
         if not hits:
             text = "No rules text answers that question closely. Try other words, or `/define` a term."
             if near:
@@ -618,7 +670,7 @@ class Renderer:
         if result.record is None:
             links = [Link(_label(e.title), e.id) for e in result.near]
             near = ", ".join(f"**{escape(e.title)}**" for e in result.near)
-            text = f"“{escape(result.query)}” is not named on {escape(SOURCE_LABELS['obsidian-hand'])}'s banned list."
+            text = f"“{echo(result.query)}” is not named on {escape(SOURCE_LABELS['obsidian-hand'])}'s banned list."
             kinds = [e for e in result.kinds if e not in result.near]
             if kinds:
                 text += "\nThe list also bans by kind of card: " + "; ".join(
@@ -633,11 +685,11 @@ class Renderer:
         if result.how == "version":
             lines.insert(
                 0,
-                f"The banned list names one version of “{escape(result.query)}”; other versions (another "
+                f"The banned list names one version of “{echo(result.query)}”; other versions (another "
                 "subtitle or experience level) are not named on it.",
             )
         elif result.how == "partial":
-            lines.append(f"(“{escape(result.query)}” is part of this card's name, and of no other banned card's.)")
+            lines.append(f"(“{echo(result.query)}” is part of this card's name, and of no other banned card's.)")
         if record.group:
             lines.append(f"Category: {escape(record.group)}")
         if result.banned_on:
@@ -665,13 +717,13 @@ class Renderer:
             rows.append(f"- **{escape(record.title)}** — banned" + (f" ({', '.join(facts)})" if facts else ""))
         document = result.matches[0].document
         text = (
-            f"“{escape(result.query)}” is part of the name of {len(result.matches)} cards on the banned list of "
+            f"“{echo(result.query)}” is part of the name of {len(result.matches)} cards on the banned list of "
             f"{escape(document)}, all banned:\n" + "\n".join(rows)
         )
         first, last = result.matches[0].location, result.matches[-1].location
         where = f"{document} › {result.matches[0].section[0]}" if result.matches[0].section else document
         cite = f"{where}, lines {first.first_line}-{last.last_line} · {first.file}"
-        title = shorten(f"Banned cards matching “{escape(result.query)}”", TITLE_LIMIT)
+        title = shorten(f"Banned cards matching “{echo(result.query)}”", TITLE_LIMIT)
         footer = f"{SOURCE_LABELS['obsidian-hand']} · banned list"
         links = [Link(_label(e.title), e.id) for e in result.matches]
         return Answer(
@@ -759,19 +811,27 @@ def _unique_links(links: Iterable[Link]) -> list[Link]:
     return unique[:MAX_LINKS]
 
 
-_BOLD = re.compile(r"(?<!\\)\*\*")
-_CODE = re.compile(r"(?<!\\)`")
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_LINK = re.compile(r"(?<!\\)\[([^\]]+)\]\((https?://[^)\s]+)\)")
+# One left-to-right pass: our own links, bold and code markers, and escapes. Escapes are consumed where they
+# stand, so an escaped "[" or "*" is never taken for markup. Link text and address are bounded and cannot
+# cross a bracket, so a failed link attempt never rescans text another attempt covers.
+_PLAIN = re.compile(
+    r"\[(?P<text>[^\[\]\n\\]{1,200})\]\((?P<href>https?://[^()\s\[\]\\<]+)\)|\*\*|`|\\(?P<escaped>[\s\S])"
+)
+_MENTION_ESCAPE = re.compile(rf"@{ZWSP}(?={ZWSP}*+(?:everyone|here|[!&]?\d))")
+
+
+def _plain_piece(match: re.Match[str]) -> str:
+    if match.group("text") is not None:
+        return f"{match.group('text')} <{match.group('href')}>"
+    return match.group("escaped") or ""
 
 
 def plain(markdown: str) -> str:
-    """Discord Markdown as terminal text: drop bold markers and undo escapes (rule text is verbatim again)."""
-    text = _LINK.sub(r"\1 <\2>", markdown)
-    text = _BOLD.sub("", text)
-    text = _CODE.sub("", text)
-    text = text.replace("\u200b", "")
-    return _ESCAPE.sub(r"\1", text)
+    """Discord Markdown as terminal text: drop bold markers and undo escapes (rule text is verbatim again).
+
+    The exact inverse of ``escape``: ``plain(escape(text)) == text`` for every text; linear time.
+    """
+    return _PLAIN.sub(_plain_piece, _MENTION_ESCAPE.sub("@", markdown))
 
 
 def to_text(answer: Answer, pages: Iterable[int] | None = None) -> str:

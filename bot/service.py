@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from glossary.model import SOURCE_LABELS, Entry
 
 from . import render
-from .render import Answer, Renderer, escape
+from .render import Answer, Renderer, echo, escape
 
 if TYPE_CHECKING:
     from index.engine import Engine
@@ -72,7 +72,7 @@ def parse_date(value: str | None, name: str, *, end: bool = False) -> str | None
     text = value.strip()
     m = re.fullmatch(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?", text)
     if not m:
-        raise UserError(f"`{name}` must be a date like 2008-01-31 (or 2008-01, or 2008); got “{escape(text)}”.")
+        raise UserError(f"`{name}` must be a date like 2008-01-31 (or 2008-01, or 2008); got “{echo(text)}”.")
     year, month, day = int(m[1]), int(m[2] or (12 if end else 1)), m[3]
     try:
         if day is None:
@@ -81,7 +81,7 @@ def parse_date(value: str | None, name: str, *, end: bool = False) -> str | None
         else:
             parsed = date(year, month, int(day))
     except ValueError:
-        raise UserError(f"`{name}`: {escape(text)} is not a real date.") from None
+        raise UserError(f"`{name}`: {echo(text)} is not a real date.") from None
     return parsed.isoformat()
 
 
@@ -93,7 +93,7 @@ def parse_source(value: str | None) -> str | None:
     for source, label in SOURCE_LABELS.items():
         if key in (source, label.lower()):
             return source
-    raise UserError(f"`source` must be one of: {', '.join(SOURCE_LABELS)}; got “{escape(value.strip())}”.")
+    raise UserError(f"`source` must be one of: {', '.join(SOURCE_LABELS)}; got “{echo(value.strip())}”.")
 
 
 class Judge:
@@ -146,7 +146,7 @@ class Judge:
         if entry is None:
             return self.renderer.message(
                 "Entry not found",
-                f"No entry “{escape(entry_id)}” in the loaded rules (was it renamed?).",
+                f"No entry “{echo(entry_id)}” in the loaded rules (was it renamed?).",
                 kind=render.ENTRY,
                 arg=entry_id,
             )

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from glossary.export_html import export_html
-from glossary.loader import ENV_SOURCES, load_corpus
+from glossary.loader import ENV_SOURCES, load_corpus, unreadable_message, unreadable_sources
 from glossary.model import ANOMALY_SEVERITY, SEVERITIES, Corpus
 
 
@@ -159,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         # The summary is the default: `python -m glossary PATH` / `--sources PATH` mean `summary PATH`.
         argv = ["summary", *argv]
     args = parser.parse_args(argv)
+    unreadable = unreadable_sources(_paths(args))
+    if unreadable:  # a missing or unreadable source: one line and exit 1, not a report on part of the rules
+        print(f"error: {unreadable_message(unreadable)}", file=sys.stderr)
+        return 1
     try:
         return args.func(args)
     except BrokenPipeError:

@@ -19,6 +19,7 @@ so every body block can be quoted verbatim and cited by line.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 import xml.etree.ElementTree as etree
@@ -91,7 +92,8 @@ class _SpanParser(BlockParser):
         if parent is not getattr(self, "root", None):
             super().parseBlocks(parent, blocks)
             return
-        joined_len = _joined_len(blocks)
+        blocks = _Blocks(blocks)  # type: ignore[assignment]  (the processors only use blocks[0], pop(0), insert(0))
+        joined_len = blocks.joined_len()  # type: ignore[attr-defined]
         # The whole document at the top; a nested parse (text before a heading, a rule or a quote inside
         # the block being processed) starts where that enclosing block starts.
         base = self._cursor if self._depth else 0
@@ -103,11 +105,9 @@ class _SpanParser(BlockParser):
             self._depth -= 1
         self._claimed = max(outer_claim, base + joined_len)  # tell the enclosing step what this parse used
 
-    def _parse_root_blocks(
-        self, parent: etree.Element, blocks: list[str], base: int, joined_len: int
-    ) -> None:
+    def _parse_root_blocks(self, parent: etree.Element, blocks: _Blocks, base: int, joined_len: int) -> None:
         while blocks:
-            start = self._locate(base + joined_len - _joined_len(blocks), blocks[0])
+            start = self._locate(base + joined_len - blocks.joined_len(), blocks[0])
             self._progress = start
             count = len(parent)
             outer_cursor, self._cursor = self._cursor, start
@@ -119,9 +119,9 @@ class _SpanParser(BlockParser):
             claimed = self._claimed  # end of the text nested parses consumed during this step
             end = base + joined_len
             if blocks:
-                end = self._locate(end - _joined_len(blocks), blocks[0])
+                end = self._locate(end - blocks.joined_len(), blocks[0])
             end = max(end, start)
-            created = list(parent)[count:]
+            created = parent[count:]  # only the new children (copying them all each step was quadratic)
             if not created:
                 if len(parent):  # e.g. a loose list item or lazy continuation joined the previous element
                     first, last = self.spans.get(parent[-1], (start, end))
@@ -139,8 +139,35 @@ class _SpanParser(BlockParser):
         return found if found >= 0 else guess
 
 
-def _joined_len(blocks: list[str]) -> int:
-    return sum(len(b) for b in blocks) + 2 * max(len(blocks) - 1, 0)
+class _Blocks:
+    """The blocks still to parse, front first, as Python-Markdown's block processors use them (``blocks[0]``,
+    ``blocks.pop(0)``, ``blocks.insert(0, rest)``), kept in reverse so each of those is O(1), with the
+    length of ``"\n\n".join(blocks)`` kept up to date: recounting it (or popping the front of a list) at
+    every block made a file of a few thousand rulings take seconds.
+    """
+
+    def __init__(self, blocks: list[str]) -> None:
+        self._reversed = blocks[::-1]
+        self._chars = sum(len(b) for b in blocks)
+
+    def __len__(self) -> int:
+        return len(self._reversed)
+
+    def __getitem__(self, index: int) -> str:
+        return self._reversed[len(self._reversed) - 1 - index if index >= 0 else -1 - index]
+
+    def pop(self, index: int = 0) -> str:
+        block = self._reversed.pop(len(self._reversed) - 1 - index)
+        self._chars -= len(block)
+        return block
+
+    def insert(self, index: int, block: str) -> None:
+        self._reversed.insert(len(self._reversed) - index, block)
+        self._chars += len(block)
+
+    def joined_len(self) -> int:
+        """``len("\n\n".join(blocks))``."""
+        return self._chars + 2 * max(len(self._reversed) - 1, 0)
 
 
 def _parse_blocks(doc: str) -> list[_Block]:
@@ -238,9 +265,10 @@ def _normalise(text: str) -> str:
 def parse_house_rulings(text: str, file: str) -> ParsedDocument:
     """Parse one Markdown file of house rulings; raises SourceError only if it holds no ruling at all."""
     doc = _normalise(text)
+    newlines = [i for i, ch in enumerate(doc) if ch == "\n"]
 
     def line_of(offset: int) -> int:
-        return doc.count("\n", 0, offset) + 1
+        return bisect.bisect_left(newlines, offset) + 1  # newlines before ``offset``, found in O(log n)
 
     blocks = _parse_blocks(doc)
     document: str | None = None
@@ -267,6 +295,7 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
     entries: list[Entry] = []
     taken = {make_id("house", _heading_text(heading.element)) for heading, _ in rulings}
     used: set[str] = set()
+    counters: dict[str, int] = {}
     for heading, body in rulings:
         heading_line = line_of(heading.start)
         title = _heading_text(heading.element)
@@ -292,7 +321,7 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
             continue
         entry_id = make_id("house", title)
         if entry_id in used:
-            entry_id = unique_id(entry_id, taken)
+            entry_id = unique_id(entry_id, taken, counters)
             taken.add(entry_id)
             message = f"ruling '{title}' appears more than once in this file; this one is {entry_id}"
             anomalies.append(Anomaly(file, heading_line, "duplicate-ruling", message))

@@ -19,17 +19,21 @@ _PREFIXES = re.compile(r"^(?:the\s+)?glossary\s*,\s*", re.IGNORECASE)
 _ORDINAL = re.compile(r"^(?:[ivx]+|[a-z])\.\s+", re.IGNORECASE)
 
 
-def unique_id(base: str, taken: Container[str]) -> str:
+def unique_id(base: str, taken: Container[str], counters: dict[str, int] | None = None) -> str:
     """``base``, or ``base-2``, ``base-3``... whichever is not taken yet.
 
     Two entries with one id would shadow each other in the index; every place that renames a
-    duplicate uses this, so a renamed id can never collide with another entry's own id.
+    duplicate uses this, so a renamed id can never collide with another entry's own id. ``counters``
+    (one dict per pass over a file or corpus) remembers where each base's count got to, so a file with
+    thousands of copies of one title is renamed in linear time rather than recounting from 2 each time.
     """
     if base not in taken:
         return base
-    n = 2
+    n = counters.get(base, 2) if counters is not None else 2
     while f"{base}-{n}" in taken:
         n += 1
+    if counters is not None:
+        counters[base] = n + 1
     return f"{base}-{n}"
 
 
@@ -121,10 +125,11 @@ def _dedupe_ids(corpus: Corpus) -> None:
     taken = {e.id for e in corpus.entries}
     seen: set[str] = set()
     renamed: dict[str, dict[str, str]] = {}  # file -> original id -> new id
+    counters: dict[str, int] = {}
     for entry in corpus.entries:
         if entry.id in seen:
             original = entry.id
-            entry.id = unique_id(original, taken)
+            entry.id = unique_id(original, taken, counters)
             taken.add(entry.id)
             renamed.setdefault(entry.location.file, {})[original] = entry.id
             corpus.anomalies.append(

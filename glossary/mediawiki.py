@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from glossary.limits import analysed
 from glossary.linking import unique_id
 from glossary.model import (
     SOURCE_LABELS,
@@ -48,8 +49,11 @@ from glossary.stamps import parse_stamps, strip_stamps
 
 BASE_URL = "http://rules.l5r.com/"
 
-_TITLE_RE = re.compile(r"^Glossary\s+(?P<letter>\S.*)$")
-_HEADING_RES = (re.compile(r"^\[edit\]\s*(?P<title>.*)$"), re.compile(r"^(?P<title>.*?)\s*\[edit\]$"))
+# Every pattern here runs on text from a file someone else wrote, so each is linear in its input: a
+# whitespace run is matched possessively (``\s++``) and only from its start (``(?<!\s)``), never re-scanned
+# from each of its positions (a 40,000-space line used to take seconds in ``_SEE_RE`` and headings).
+_TITLE_RE = re.compile(r"^Glossary\s++(?P<letter>\S.*)$")
+_EDIT = "[edit]"
 _FOOTER_EXACT = {"Personal tools", "Views", "Navigation", "Search", "Toolbox", "Powered by MediaWiki"}
 _FOOTER_PREFIXES = (
     "Back to the Comprehensive Rules",
@@ -60,33 +64,34 @@ _FOOTER_PREFIXES = (
 )
 _CHROME_LINES = {"From Legend of the Five Rings Rules", "Jump to: navigation, search", "Contents |"}
 _TOC_START_RE = re.compile(r"^Contents\b")
-_TOC_ITEM_RE = re.compile(r"^\d+(?:\.\d+)*\.?\s+(?P<title>\S.*)$")
+_TOC_ITEM_RE = re.compile(r"^\d++(?:\.\d++)*+\.?\s++(?P<title>\S.*)$")
 
 _SEE_RE = re.compile(
-    r"(?<![\w])[Ss]ee\s+(?!also\b)(?P<body>[\"“][^\"”]+[\"”]|[A-Z](?:[^().\[\];\n]|\.(?!\s|$)|\([^()\n]*\))*)"
+    r"(?<![\w])[Ss]ee\s++(?!also\b)"
+    r"(?P<body>[\"“][^\"“”\n]{1,300}[\"”]|[A-Z](?:[^().\[\];\n]|\.(?!\s|$)|\([^()\n]*+\))*+)"
 )
 _REF_PURPOSE_RE = re.compile(
-    r"\s+for\s+(?:comparisons?|details|examples?|more\b|further\b).*$", re.IGNORECASE
+    r"(?<!\s)\s++for\s++(?:comparisons?|details|examples?|more\b|further\b).*$", re.IGNORECASE
 )
-_REF_SPLIT_RE = re.compile(r",?\s+and\s+(?=Glossary,)")
+_REF_SPLIT_RE = re.compile(r",?(?<!\s)\s++and\s++(?=Glossary,)")
 _QUOTE = '"“”'
 _Q = r"[\"“]"
 _QE = r"[\"”]"
 _EQUIVALENT_RE = re.compile(
-    rf"\b(?:Equivalent to|[Ss]ame as|also (?:called|known as))\s+{_Q}(?P<alias>[^\"“”]+?)[.,]?{_QE}"
+    rf"\b(?:Equivalent to|[Ss]ame as|also (?:called|known as))\s++{_Q}(?P<alias>[^\"“”]+?)[.,]?{_QE}"
 )
 _SHORT_FOR_RE = re.compile(
-    rf"{_Q}(?P<alias>[^\"“”]+?){_QE}\s+is\s+(?:an?\s+|the\s+)?short(?:hand)?(?:\s+term|\s+form)?\s+for\s+"
-    rf"(?:the\s+)?(?P<full>[^.,;]+)"
+    rf"{_Q}(?P<alias>[^\"“”]+?){_QE}\s++is\s++(?:an?\s++|the\s++)?short(?:hand)?(?:\s++term|\s++form)?\s++for\s++"
+    rf"(?:the\s++)?(?P<full>[^.,;]++)"
 )
 _SAME_MEANING_RE = re.compile(
-    rf"{_Q}(?P<a>[^\"“”]+?)[.,]?{_QE}\s+and\s+{_Q}(?P<b>[^\"“”]+?)[.,]?{_QE}\s+"
+    rf"{_Q}(?P<a>[^\"“”]+?)[.,]?{_QE}\s++and\s++{_Q}(?P<b>[^\"“”]+?)[.,]?{_QE}\s++"
     r"(?:mean the same|are equivalent|are synonym)"
 )
 # 'The phrase “cannot raise/can not rise” negates ...': the quoted phrase names what the entry defines.
 _PHRASE_RE = re.compile(r"\b[Tt]he phrase\s{1,3}[\"“](?P<phrase>[^\"“”\n]{1,80})[\"”]")
-_GLUED_SUFFIX_RE = re.compile(r"(?P<stem>\w+)\((?P<suffix>\w+)\)")
-_QUALIFIER_RE = re.compile(r"^(?P<base>[^()]+?)\s+\((?P<qualifier>[^()]+)\)$")
+_GLUED_SUFFIX_RE = re.compile(r"(?<!\w)(?P<stem>\w++)\((?P<suffix>\w++)\)")
+_QUALIFIER_RE = re.compile(r"^(?P<base>[^()]+?)(?<!\s)\s++\((?P<qualifier>[^()]++)\)$")
 
 
 @dataclass(frozen=True)
@@ -102,10 +107,11 @@ def _lines(text: str) -> list[_Line]:
 
 
 def _heading_title(line: str) -> str | None:
-    for pattern in _HEADING_RES:
-        match = pattern.match(line)
-        if match:
-            return match.group("title").strip()
+    """The term of an ``[edit] Term`` (or ``Term [edit]``) heading line, else None."""
+    if line.startswith(_EDIT):
+        return line[len(_EDIT) :].strip()
+    if line.endswith(_EDIT):
+        return line[: -len(_EDIT)].strip()
     return None
 
 
@@ -278,7 +284,8 @@ def _entry(
     paragraphs = [line.text for line in kept]
     if not paragraphs:
         anomalies.append(Anomaly(file, heading.number, "empty-entry", f"entry {title!r} has no text"))
-    changes = _changes(paragraphs, kept, file, today, anomalies)
+    searched = [analysed(p) for p in paragraphs]  # stamps, references, aliases: within the line cap
+    changes = _changes(searched, kept, file, today, anomalies)
     return Entry(
         id=make_id("glossary", title),
         source="glossary",
@@ -289,9 +296,9 @@ def _entry(
         paragraphs=paragraphs,
         location=Location(file, heading.number, kept[-1].number if kept else heading.number),
         lines=[(line.number, line.number) for line in kept],
-        aliases=derive_aliases(title, paragraphs),
+        aliases=derive_aliases(title, searched),
         changes=changes,
-        see_also=find_cross_refs(paragraphs, [line.number for line in kept]),
+        see_also=find_cross_refs(searched, [line.number for line in kept]),
         url=f"{url}#{anchor(title)}",
     )
 
@@ -335,10 +342,11 @@ def _check_ids(entries: list[Entry], file: str, anomalies: list[Anomaly]) -> Non
     """Two headings with the same slug would collide in the index: keep both, suffix the later ids."""
     taken = {entry.id for entry in entries}
     seen: set[str] = set()
+    counters: dict[str, int] = {}
     for entry in entries:
         base = entry.id
         if base in seen:
-            entry.id = unique_id(base, taken)
+            entry.id = unique_id(base, taken, counters)
             taken.add(entry.id)
             anomalies.append(
                 Anomaly(

@@ -23,6 +23,7 @@ from typing import Literal
 
 from rapidfuzz import fuzz, process, utils
 
+from glossary.limits import analysed
 from glossary.linking import unique_id
 from glossary.model import (
     Anomaly,
@@ -47,19 +48,22 @@ DOCUMENT = "The Obsidian Hand Ruleset"
 _UPDATES = re.compile(r"^updates$", re.IGNORECASE)
 _GUIDELINES = re.compile(r"^initial guidelines$", re.IGNORECASE)
 _BANNED = re.compile(r"^banned cards$", re.IGNORECASE)
+# Line patterns run on stripped lines of a file someone else wrote, so each is linear in the line: whitespace
+# runs are matched possessively (``\s++``) and only from their start (``(?<!\s)``), and no lazy group is
+# followed by ``\s*$`` (which re-scanned a run from each of its positions: seconds on a 20,000-space line).
 # "II. THE PLAYER – A. Clan Alignment" (en dash or hyphen) or "I. CARDINAL RULES".
 _ROMAN = re.compile(
-    r"^(?P<num>[IVXLC]+)\.\s+(?P<name>[A-Z][A-Z0-9 ,’'&/-]*?)"
-    r"(?:\s+[–-]\s+(?P<letter>[A-Z])\.\s+(?P<sub>\S.*?))?\s*$"
+    r"^(?P<num>[IVXLC]+)\.\s++(?P<name>[A-Z][A-Z0-9 ,’'&/-]*?)"
+    r"(?:(?<!\s)\s++[–-]\s++(?P<letter>[A-Z])\.\s++(?P<sub>\S.*))?$"
 )
 _UPDATE_STAMP = re.compile(r"^\[(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})\]$")
 _BRACKETED = re.compile(r"^\[[^\]]*\]?$")
-_CATEGORY = re.compile(r"^\*{3}\s*(?P<name>[^*]+?)\s*\*{3}$")
-_GROUP = re.compile(r"^\*{2}\s*(?P<name>[^*]+?)\s*\*{2}$")
-_CARDINAL = re.compile(r"^Cardinal Rule\s+(?P<num>\d+)\s*:\s*(?P<title>\S.*?)\s*$", re.IGNORECASE)
-_STUB = re.compile(r"^\*\s*see\s+\S", re.IGNORECASE)  # "* see Enlightened Open"
-_LETTERED = re.compile(r"^(?P<letter>[A-Z])\.\s+(?P<rest>\S.*)$")
-_SEE = re.compile(r"\b[Ss]ee\s+((?:[A-Z][\w’']*)(?:\s+(?:(?:of|and|the)\s+)?[A-Z][\w’']*)*)")
+_CATEGORY = re.compile(r"^\*{3}(?P<name>[^*]++)\*{3}$")  # the name is stripped where it is used
+_GROUP = re.compile(r"^\*{2}(?P<name>[^*]++)\*{2}$")
+_CARDINAL = re.compile(r"^Cardinal Rule\s++(?P<num>\d++)\s*+:\s*+(?P<title>\S(?:.*\S)?)\s*$", re.IGNORECASE)
+_STUB = re.compile(r"^\*\s*+see\s++\S", re.IGNORECASE)  # "* see Enlightened Open"
+_LETTERED = re.compile(r"^(?P<letter>[A-Z])\.\s++(?P<rest>\S.*)$")
+_SEE = re.compile(r"\b[Ss]ee\s++((?:[A-Z][\w’']*+)(?:\s++(?:(?:of|and|the)\s++)?[A-Z][\w’']*+)*+)")
 _BULLETS = ("•", "–", "-", "*", "·", "—")
 _EXAMPLE = re.compile(r"^(?:example\b|i\.?\s*e\b|e\.?\s*g\b)", re.IGNORECASE)
 _TERMINAL = ".:;,!?"
@@ -68,8 +72,8 @@ _BANNED_WORD = re.compile(r"\bbanned\b", re.IGNORECASE)
 _ADDED_WORD = re.compile(r"\badded\b", re.IGNORECASE)
 _ABILITY_WORD = re.compile(r"\babilit(?:y|ies)\b", re.IGNORECASE)
 # "Ninjitsu, Enlightened, & Lobby – added Performing ..." : subjects before a spaced dash.
-_SUBJECTS = re.compile(r"^(?P<subjects>[^–—]+?)\s+[–—-]\s+\S")
-_SUBJECT_SPLIT = re.compile(r"\s*(?:,|&|\band\b)\s*")
+_SUBJECTS = re.compile(r"^(?P<subjects>[^–—]+?)(?<!\s)\s++[–—-]\s++\S")
+_SUBJECT_SPLIT = re.compile(r"(?<!\s)\s*+(?:,|&|\band\b)\s*+")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 
 PartKind = Literal["updates", "guidelines", "banned", "numbered"]
@@ -161,7 +165,7 @@ def _is_ability_name(text: str) -> bool:
 def _short_note(text: str) -> str:
     """The first sentence of an update line, verbatim (the whole line if it is one sentence)."""
     bare = text.strip()
-    m = re.search(r"[.!?](?=\s+[A-Z])", bare)
+    m = re.search(r"[.!?](?=\s++[A-Z])", bare)
     return bare[: m.end()] if m else bare
 
 
@@ -196,6 +200,7 @@ class _Builder:
         self.update_items: dict[str, list[_Line]] = {}  # update id -> its item lines (before "Old")
         self.lines: dict[str, list[int]] = {}  # entry id -> source line number of each paragraph
         self._ids: set[str] = set()
+        self._id_counters: dict[str, int] = {}  # where unique_id got to for each base (linear renaming)
 
     def anomaly(self, line: int, kind: str, message: str, severity: Severity | None = None) -> None:
         self.anomalies.append(Anomaly(self.file, line, kind, message, severity))
@@ -213,7 +218,7 @@ class _Builder:
         group: str | None = None,
     ) -> Entry:
         base = make_id(SOURCE, *key)
-        entry_id = unique_id(base, self._ids)
+        entry_id = unique_id(base, self._ids, self._id_counters)
         if entry_id != base:
             self.anomaly(head.no, "duplicate-id", f"{base} already used; this one is {entry_id}")
         self._ids.add(entry_id)
@@ -556,7 +561,7 @@ def _resolve_references(b: _Builder) -> None:
             continue
         seen: set[str] = set()
         for para, line_no in zip(e.paragraphs, b.lines.get(e.id, []), strict=True):
-            for m in _SEE.finditer(para):
+            for m in _SEE.finditer(analysed(para)):
                 text = m.group(1)
                 if text in seen:
                     continue
@@ -601,7 +606,7 @@ def _link_updates(b: _Builder) -> None:
         # (entry id, update line, paragraph the change dates: None when it is about the entry as a whole)
         links: list[tuple[str, _Line, int | None]] = []
         for item in items:
-            for target in _targets_of(item.bare, named):
+            for target in _targets_of(analysed(item.bare), named):
                 links.append((target, item, None))
         if update.new_wording and items:  # the entry that now reads as the "New" wording: that paragraph
             wording = update.new_wording.strip()

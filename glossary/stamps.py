@@ -63,11 +63,11 @@ _MONTHS = _month_table()
 _MONTH_RE = "|".join(sorted((re.escape(m) for m in _MONTHS), key=len, reverse=True))
 _DAY = r"(?P<{name}>\d{{1,2}})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{name}>\d{{4}}|\d{{2}})(?!\d)"
-_SEP = r"(?:\s*,\s*|\s+)"
+_SEP = r"(?:\s*+,\s*+|\s++)"  # possessive: a whitespace run is read once (linear on hostile text)
 _DATE_RE = re.compile(
     rf"(?<![\w])(?:"
-    rf"{_DAY.format(name='d1')}\s+(?P<m1>{_MONTH_RE})(?:\.|\b){_SEP}{_YEAR.format(name='y1')}"
-    rf"|(?P<m2>{_MONTH_RE})(?:\.|\b)\s*{_DAY.format(name='d2')}(?!\d){_SEP}{_YEAR.format(name='y2')}"
+    rf"{_DAY.format(name='d1')}\s++(?P<m1>{_MONTH_RE})(?:\.|\b){_SEP}{_YEAR.format(name='y1')}"
+    rf"|(?P<m2>{_MONTH_RE})(?:\.|\b)\s*+{_DAY.format(name='d2')}(?!\d){_SEP}{_YEAR.format(name='y2')}"
     rf")",
     re.IGNORECASE,
 )
@@ -75,7 +75,7 @@ _VERB_RE = re.compile(r"\b(" + "|".join(_VERBS) + r")\b", re.IGNORECASE)
 # "[" ... then "]", "}" or end of text; no nested brackets.
 _BRACKET_RE = re.compile(r"\[(?P<body>[^\[\]{}\n]*)(?P<close>[\]}]|$)")
 _NOTE_STRIP = " \t,;:-–—"
-_SEPARATOR_ONLY = re.compile(r"^[\s,;&/]*(?:and)?[\s,;&/]*$", re.IGNORECASE)
+_SEPARATOR_ONLY = re.compile(r"^[\s,;&/]*+(?:and)?[\s,;&/]*+$", re.IGNORECASE)
 
 
 @dataclass

@@ -162,7 +162,14 @@ def run(argv: list[str] | None = None) -> int:
         result = run_bench(args.sources)
         _emit(args, result, lambda: print(format_bench(result)))
         return 0
-    engine = Engine.open(args.sources, args.index_dir)
+    from glossary.loader import unreadable_message, unreadable_sources
+
+    unreadable = unreadable_sources(args.sources)
+    if unreadable:  # a missing or unreadable source: refuse, rather than answer from part of the rules
+        print(f"python -m index: error: {unreadable_message(unreadable)}", file=sys.stderr)
+        return EXIT_ERROR
+    # `build` must leave an index on disk (the Dockerfile's build step relies on it): no in-memory fallback.
+    engine = Engine.open(args.sources, args.index_dir, memory_fallback=args.command != "build")
     # A mistyped --sources path or an unparsable file must not pass for "No entry found.".
     for err in engine.corpus.errors:
         print(f"python -m index: warning: {err}", file=sys.stderr)
@@ -182,7 +189,7 @@ def _dispatch(engine: Engine, args: argparse.Namespace) -> int:
     if cmd in ("build", "stats"):
         stats = engine.stats()
         if cmd == "build" and not stats["rebuilt"]:  # opening just built it (none, stale or corrupt): once is enough
-            stats = engine.reload()
+            stats = engine.reload(isolated=False)  # a command line has no event loop to keep free
         _emit(args, stats, lambda: print("\n".join(f"{k}: {v}" for k, v in stats.items())))
         return 0
     if cmd == "eval":

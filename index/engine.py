@@ -6,50 +6,66 @@ Whoosh ranks them. Name lookups (``names``) run over in-memory tables; free-text
 changes and the banned list. All per-build tables live in one ``State`` (``state``) that
 ``reload`` replaces with a single assignment; each call reads ``self._state`` once and
 uses only that object, so a reload never mixes two builds inside one answer.
+
+A reload parses and builds in a child process (``rebuild``) and is refused, keeping the serving
+build, when it would lose a source file or most entries. A query that fails inside Whoosh (a
+damaged segment) rebuilds the index once and is answered from the new build.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
+import time
 from collections import Counter
-from functools import partial
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from glossary.model import Corpus, Entry
-from index import embedding, fulltext, history, lexical, names, ranking, store, vectors
+from index import embedding, fulltext, history, names, ranking, rebuild, store, vectors
 from index.overlay import BaseStats, Overlay
+from index.rebuild import ReloadFailed, ReloadRefused, with_model
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
-from index.state import State, build_state, write_arrays
+from index.state import State, build_state
+
+__all__ = ["Engine", "ReloadFailed", "ReloadRefused"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("index")
 
 RETIRE_SECONDS = 30.0  # how long a replaced state stays open for queries that grabbed it before a reload
 
 
-def with_model(fp: str, embedder: embedding.Embedder | None) -> str:
-    """The sources' fingerprint extended with the model and the array layout: changing either rebuilds."""
-    model = embedder.digest if embedder is not None else "none"
-    return hashlib.sha256(f"{fp}\nmodel:{model}\nlexical:{lexical.VERSION}".encode()).hexdigest()
-
-
 class Engine:
     """Search engine over one corpus; see the module docstring. Thread-safe for readers and reloads."""
 
-    def __init__(self, sources: list[Path] | None, index_dir: Path, corpus: Corpus | None = None) -> None:
+    def __init__(
+        self, sources: list[Path] | None, index_dir: Path, corpus: Corpus | None = None, *, memory_fallback: bool = True
+    ) -> None:
         self.sources = sources
         self.index_dir = index_dir
         self._fixed_corpus = corpus
+        # An index folder that cannot be written: serve from memory (the bot), or raise store.BuildError (a build).
+        self.memory_fallback = memory_fallback
         self._reload_lock = threading.Lock()  # one build at a time; readers never take it
         self._state: State | None = None
+        self._build_error: str | None = None  # why the serving index could not be written to disk, if so
+        self._reload_seconds: float | None = None  # the whole of the last reload, parse to swap
 
     # ---------------------------------------------------------------- lifecycle
     @classmethod
-    def open(cls, sources: list[Path] | None = None, index_dir: Path | None = None) -> Engine:
-        """Load the corpus and open its index, building it if missing, stale or corrupt."""
-        engine = cls(sources, Path(index_dir).expanduser() if index_dir else store.default_index_dir())
+    def open(
+        cls, sources: list[Path] | None = None, index_dir: Path | None = None, *, memory_fallback: bool = True
+    ) -> Engine:
+        """Load the corpus and open its index, building it if missing, stale or corrupt.
+
+        When the index folder cannot be written the engine serves from memory, or with ``memory_fallback``
+        False raises ``store.BuildError`` (``python -m index build`` must fail, not pass without an index).
+        """
+        index_dir = Path(index_dir).expanduser() if index_dir else store.default_index_dir()
+        engine = cls(sources, index_dir, memory_fallback=memory_fallback)
         engine._load(force=False)
         return engine
 
@@ -71,50 +87,139 @@ class Engine:
             raise RuntimeError("engine not loaded")
         return st
 
-    def reload(self) -> dict[str, Any]:
-        """Re-read the sources and rebuild; the new index is swapped in only once complete."""
-        self._load(force=True)
+    def reload(self, *, isolated: bool = True) -> dict[str, Any]:
+        """Re-read the sources and rebuild; the new index is swapped in only once complete.
+
+        ``isolated`` (the default) parses and builds in a child process, so a caller on an event loop is
+        never stalled by it; tests of the build itself pass False. Raises ``ReloadRefused`` (the serving
+        build stays) when the sources lost a file or most entries, ``ReloadFailed`` when the child failed.
+        ``reload_seconds`` in the returned stats is the whole reload, parse to swap.
+        """
+        started = time.perf_counter()
+        self._load(force=True, isolated=isolated, guard=True)
+        self._reload_seconds = round(time.perf_counter() - started, 4)
         return self.stats()
 
-    def _load(self, force: bool) -> None:
-        from glossary.loader import default_sources, expand, load_corpus
-
+    def _load(self, force: bool, *, isolated: bool = False, guard: bool = False) -> None:
         with self._reload_lock:
-            if self._fixed_corpus is not None:
-                corpus = self._fixed_corpus
-                digest = store.corpus_digest(corpus)
-                fp = "corpus:" + digest
+            self._load_locked(force, isolated=isolated, guard=guard)
+
+    def _load_locked(self, force: bool, *, isolated: bool, guard: bool) -> None:
+        """Parse (here or in a child), refuse a lossy reload, open or build the index (its search arrays and
+        paragraph vectors included), publish the new state."""
+        baseline = rebuild.Baseline.of(self._state.corpus) if guard and self._state is not None else None
+        # The model that embeds questions here; a child building a reload loads the same one for paragraphs.
+        embedder = embedding.load(embedding.configured_model())
+        opened: store.Opened | None = None
+        build_error: str | None = None
+        if self._fixed_corpus is not None:
+            corpus = self._fixed_corpus
+            digest = store.corpus_digest(corpus)
+            fp = with_model("corpus:" + digest, embedder)
+        else:
+            if force and isolated:
+                prepared = rebuild.prepare_in_child(self.sources, self.index_dir, baseline)
             else:
-                # Fingerprint before parsing: a file edited in between leaves a stale fingerprint, which the
-                # next open notices, never a fresh fingerprint over stale entries.
-                files, _ = expand(default_sources() if self.sources is None else [Path(p) for p in self.sources])
-                fp = store.fingerprint(files)
-                corpus = load_corpus(self.sources)
-                digest = store.corpus_digest(corpus)
-            embedder = embedding.load(embedding.configured_model())
-            fp = with_model(fp, embedder)
-            cache_dir = self.index_dir / vectors.CACHE_DIR
+                prepared = rebuild.prepare(self.sources, self.index_dir, baseline, build=force, embedder=embedder)
+            if prepared.refused is not None:
+                log.warning("reload refused, the serving index stays: %s", prepared.refused)
+                raise ReloadRefused(prepared.refused)
+            assert prepared.corpus is not None
+            corpus, fp, digest = prepared.corpus, prepared.fingerprint, prepared.digest
+            build_error = prepared.build_error
+            if prepared.path is not None:
+                opened = store.open_build(prepared.path)
+        if opened is None and build_error is None:
             opened = None if force else store.open_current(self.index_dir, fp, digest)
-            state = None
-            if opened is not None:
-                try:
-                    state = build_state(corpus, opened, False, embedder, cache_dir)
-                except lexical.Unreadable as exc:
-                    log.warning("index at %s is unreadable (%s); rebuilding", opened.path, exc)
-            if state is None:
-                try:
-                    extra = partial(write_arrays, corpus=corpus, embedder=embedder, cache_dir=cache_dir)
-                    opened = store.build(corpus, self.index_dir, fp, digest, extra=extra)
-                except store.BuildError as exc:
-                    log.error("%s; serving an in-memory index instead", exc)
-                    opened = store.build_in_memory(corpus, fp, digest)
-                state = build_state(corpus, opened, True, embedder, cache_dir)
-            old, self._state = self._state, state
+        rebuilt = force or opened is None
+        if opened is None and build_error is None:
+            try:
+                opened = store.build(corpus, self.index_dir, fp, digest, extra=self._arrays(corpus, embedder))
+            except store.BuildError as exc:
+                build_error = str(exc)
+        if opened is None:
+            if not self.memory_fallback:
+                raise store.BuildError(build_error or f"cannot write the index in {self.index_dir}")
+            log.error("%s; serving an in-memory index instead", build_error)
+            opened = store.build_in_memory(corpus, fp, digest)
+        state = self._make_state(corpus, opened, rebuilt, fp, digest, embedder)
+        old, self._state, self._build_error = self._state, state, build_error
         if old is not None:
             # Readers that grabbed the old state may still be mid-query; close it once they are done.
             timer = threading.Timer(RETIRE_SECONDS, old.close)
             timer.daemon = True
             timer.start()
+
+    def _arrays(self, corpus: Corpus, embedder: embedding.Embedder | None) -> Callable[[Any, Path], None]:
+        """The build hook writing the search arrays and paragraph vectors into a new build folder."""
+        return rebuild.array_writer(corpus, embedder, self.index_dir)
+
+    def _make_state(
+        self,
+        corpus: Corpus,
+        opened: store.Opened,
+        rebuilt: bool,
+        fp: str,
+        digest: str,
+        embedder: embedding.Embedder | None,
+    ) -> State:
+        """Derive the in-memory tables; a reopened index that fails here (a damaged segment, missing or
+        unreadable arrays) is rebuilt."""
+        cache_dir = self.index_dir / vectors.CACHE_DIR
+        try:
+            return build_state(corpus, opened, rebuilt, embedder, cache_dir)
+        except Exception as exc:
+            if rebuilt:
+                raise
+            log.warning("index at %s is unreadable (%s: %s); rebuilding", opened.path, type(exc).__name__, exc)
+            try:
+                fresh = store.build(corpus, self.index_dir, fp, digest, extra=self._arrays(corpus, embedder))
+            except store.BuildError as error:
+                if not self.memory_fallback:
+                    raise
+                log.error("%s; serving an in-memory index instead", error)
+                fresh = store.build_in_memory(corpus, fp, digest)
+            return build_state(corpus, fresh, True, embedder, cache_dir)
+
+    def _query(self, run: Callable[[State], T]) -> T:
+        """Run a query on the serving build; if it fails inside the index, rebuild once and answer from the new one.
+
+        Bad input (``ValueError``: a bad filter) is the caller's to handle and never causes a rebuild.
+        Queries failing together share one rebuild; a build that came from such a rebuild is not rebuilt
+        again when it fails too (the error is raised), so a fault that is not damage cannot loop.
+        """
+        st = self._st
+        try:
+            return run(st)
+        except ValueError:
+            raise
+        except Exception as exc:
+            if not self._recover(st, exc):
+                raise
+        return run(self._st)
+
+    def _recover(self, st: State, exc: Exception) -> bool:
+        """Rebuild after a query failed inside ``st``'s index; whether the query should be tried again."""
+        with self._reload_lock:
+            if self._state is not st:
+                return True  # another query already rebuilt (or a reload swapped): try the new build
+            if st.failed or st.recovered:
+                st.failed = True
+                return False
+            st.failed = True
+            log.error(
+                "a query failed inside the index at %s (%s: %s); rebuilding it once",
+                st.index_path or "memory",
+                type(exc).__name__,
+                exc,
+            )
+            try:
+                self._load_locked(force=True, isolated=self._fixed_corpus is None, guard=True)
+            except Exception:
+                log.exception("rebuilding the index after a failed query did not work; still serving the old one")
+                return False
+            self._st.recovered = True
+            return True
 
     def close(self) -> None:
         """Release the searcher (tests and short-lived CLIs)."""
@@ -129,8 +234,11 @@ class Engine:
 
     def define(self, term: str, limit: int = 5, overlay: Overlay | None = None) -> DefineResult:
         """Exact title/alias, then prefix, then plural/typo tolerant, then full text."""
-        result = names.define(self._st, term, limit)
-        return overlay.merge_define(term, result, limit) if overlay is not None else result
+        def run(st: State) -> DefineResult:
+            result = names.define(st, term, limit)
+            return overlay.merge_define(term, result, limit) if overlay is not None else result
+
+        return self._query(run)
 
     def complete(self, prefix: str, limit: int = 25, overlay: Overlay | None = None) -> list[tuple[str, str]]:
         """Autocomplete over titles and aliases (in memory): name starts first, then word starts."""
@@ -146,25 +254,31 @@ class Engine:
         overlay: Overlay | None = None,
     ) -> list[Hit]:
         """Rank all entries for a natural-language question; never raises on odd text (bad filters: ValueError)."""
-        st = self._st
-        hits = fulltext.search(st, question, limit, source, since)
-        if overlay is None:
-            return hits
-        # The one place shared ranking meets a scope's entries: index.overlay places them among the hits.
-        return overlay.merge_search(hits, question, limit, _base_stats(st), source, since)
+
+        def run(st: State) -> list[Hit]:
+            hits = fulltext.search(st, question, limit, source, since)
+            if overlay is None:
+                return hits
+            # The one place shared ranking meets a scope's entries: index.overlay places them among the hits.
+            return overlay.merge_search(hits, question, limit, _base_stats(st), source, since)
+
+        return self._query(run)
 
     def nearest_terms(self, question: str, limit: int = 5) -> list[Entry]:
         """Entries nearest to a question that nothing answers closely: offered as "nearest terms"."""
-        st = self._st
-        ev = ranking.evidence(st, question)
-        if ev is None:
-            return names.define(st, question, limit).candidates[:limit]
-        rows = ranking.group(st, ranking.fuse(st, ev), limit)
-        return [st.corpus.entries[n] for n, _p, _s in rows]
+
+        def run(st: State) -> list[Entry]:
+            ev = ranking.evidence(st, question)
+            if ev is None:
+                return names.define(st, question, limit).candidates[:limit]
+            rows = ranking.group(st, ranking.fuse(st, ev), limit)
+            return [st.corpus.entries[n] for n, _p, _s in rows]
+
+        return self._query(run)
 
     def section(self, ref: str, limit: int = 5) -> list[Hit]:
         """A ruleset section by number ("II.F", "Cardinal Rule 2") or name ("deck construction")."""
-        return names.section(self._st, ref, limit)
+        return self._query(lambda st: names.section(st, ref, limit))
 
     def section_family(self, ref: str) -> list[tuple[str, Entry]]:
         """The sections a reference that matched nothing could have meant (all cardinal rules, all parts)."""
@@ -209,10 +323,12 @@ class Engine:
             "errors": [str(e) for e in st.corpus.errors],
             "anomalies": len(st.corpus.anomalies),
             "build_seconds": st.meta.get("build_seconds"),
+            "reload_seconds": self._reload_seconds,
             "built_at": st.meta.get("built_at"),
             "rebuilt": st.rebuilt,
             "index_dir": str(self.index_dir),
             "index_path": str(st.index_path) if st.index_path else None,
+            "build_error": self._build_error,
             "fingerprint": st.meta.get("fingerprint"),
             "embedding_model": st.embedder.name if st.embedder is not None else None,
             "paragraphs": st.lex.n_units if st.lex is not None else None,

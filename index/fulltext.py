@@ -16,6 +16,7 @@ from rapidfuzz.distance import Levenshtein
 
 from glossary.model import SOURCE_LABELS, Entry
 from index.analysis import STOPS, WORDS, stem
+from index.markdown import escape_markdown
 from index.results import Hit
 from index.state import State
 
@@ -25,13 +26,13 @@ MAX_QUERY_WORDS = 48  # a 5,000-character paste is cut to its first words, not s
 MAX_WORD = 40  # longer "words" are noise (base64, URLs), never rule vocabulary
 PAIR_BOOST = 0.8  # two words that are one indexed word when joined ("face down" -> "facedown")
 FUZZY_WEIGHT = 0.7  # a typo-corrected word counts for less than one typed right
-_MD_SPECIAL = re.compile(r"([\\*_~`|>])")
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 def md_escape(text: str) -> str:
-    """Escape Markdown so rule text shows literally on Discord (a "* Seppuku" bullet stays a star)."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Escape Markdown so rule text shows literally on Discord (a "* Seppuku" bullet stays a star, a masked
+    link ``[text](url)`` stays text): the bot's own escaping, one linear pass."""
+    return escape_markdown(text)
 
 
 def check_date(value: str, name: str) -> str:

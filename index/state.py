@@ -55,7 +55,7 @@ def clip(text: str, n: int = 100) -> str:
 
 def strip_numbering(text: str) -> str:
     """Drop heading numbers: 'II. THE PLAYER – F. Deck Constructions' -> 'Deck Constructions'."""
-    last = re.split(r"\s+[–—-]\s+", text)[-1]
+    last = re.split(r"(?<!\s)\s++[–—-]\s++", text)[-1]  # a whitespace run is read once, from its start
     return _LETTER.sub("", ROMAN.sub("", last))
 
 
@@ -103,6 +103,8 @@ class State:
     meta: dict[str, Any]
     index_path: Path | None
     rebuilt: bool  # this state's index was (re)built rather than reopened
+    failed: bool = False  # a query raised inside this build's index (it was rebuilt once, or could not be)
+    recovered: bool = False  # this build replaced one whose query failed: it is never rebuilt for that again
     lock: threading.Lock = field(default_factory=threading.Lock)  # a Whoosh searcher is not thread-safe
     by_id: dict[str, Entry] = field(default_factory=dict)
     order: dict[str, int] = field(default_factory=dict)

@@ -3,12 +3,16 @@
 Layout of the index folder::
 
     <index_dir>/CURRENT            JSON pointer: which build folder serves, and its fingerprint
-    <index_dir>/build-<stamp>-<fp>/ a complete Whoosh index plus meta.json
+    <index_dir>/build-<stamp>-<fp>/ a complete Whoosh index plus meta.json and manifest.json
     <index_dir>/.tmp-<pid>-<rand>/  a build in progress (never served)
 
 A build writes into a fresh temporary folder, renames it into place and only then
 replaces ``CURRENT`` (``os.replace`` is atomic), so a build that fails or is killed
-midway leaves the previous index serving. Anything unreadable is rebuilt, with a log line.
+midway leaves the previous index serving. The last file a build writes is ``manifest.json``:
+the SHA-256 of every other file in the folder (whatever wrote it: Whoosh, meta.json, any file
+another part of the build adds), checked whenever the build is opened, so flipped bytes in a
+segment are noticed before they are served. Anything unreadable or failing the check is
+rebuilt, with a log line.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ log = logging.getLogger("index")
 SCHEMA_VERSION = 5
 POINTER = "CURRENT"
 META = "meta.json"
+MANIFEST = "manifest.json"
+_HASH_CHUNK = 1 << 20
 ENV_INDEX_DIR = "L5R_INDEX_DIR"
 
 # Test hook: called after each document is added during a build (lets tests kill or fail a build midway).
@@ -167,6 +173,55 @@ def read_pointer(index_dir: Path) -> dict[str, Any] | None:
     return data
 
 
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_HASH_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _build_files(folder: Path) -> dict[str, str]:
+    """Every file under a build folder (relative POSIX path -> SHA-256), the manifest itself excepted."""
+    return {
+        path.relative_to(folder).as_posix(): _file_digest(path)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.relative_to(folder).as_posix() != MANIFEST
+    }
+
+
+def write_manifest(folder: Path) -> None:
+    """Record the SHA-256 of every file in a finished build folder; call it after the last file is written."""
+    manifest = {"algorithm": "sha256", "files": _build_files(folder)}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), "utf-8")
+
+
+def check_manifest(folder: Path) -> str | None:
+    """Why a build folder does not match its manifest (a missing, changed or unlisted file), or None."""
+    try:
+        listed = json.loads((folder / MANIFEST).read_text("utf-8"))["files"]
+        found = _build_files(folder)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"no readable checksum manifest ({type(exc).__name__}: {exc})"
+    if not isinstance(listed, dict):
+        return "no readable checksum manifest"
+    for name, digest in sorted(listed.items()):
+        if name not in found:
+            return f"{name} is missing"
+        if found[name] != digest:
+            return f"{name} does not match its checksum"
+    unlisted = sorted(set(found) - set(listed))
+    if unlisted:
+        return f"{unlisted[0]} is not in the checksum manifest"
+    return None
+
+
+def open_build(path: Path) -> Opened:
+    """Open a build folder that was just written (by this process or a child): its index and meta."""
+    meta = json.loads((path / META).read_text("utf-8"))
+    return Opened(whoosh_index.open_dir(str(path)), meta, path)
+
+
 def open_current(index_dir: Path, fp: str, digest: str) -> Opened | None:
     """Open the serving index if it is readable and built from these sources; else log why and return None."""
     try:
@@ -185,6 +240,10 @@ def open_current(index_dir: Path, fp: str, digest: str) -> Opened | None:
         meta = json.loads((path / META).read_text("utf-8"))
         if meta.get("corpus_digest") != digest:
             log.info("parsed entries differ from the indexed ones; rebuilding")
+            return None
+        problem = check_manifest(path)
+        if problem is not None:
+            log.warning("index at %s is unreadable: it failed its checksum check (%s); rebuilding", path, problem)
             return None
         ix = whoosh_index.open_dir(str(path))
         with ix.searcher() as s:
@@ -237,6 +296,8 @@ def build(
         ix.close()
         meta = _meta(corpus, fp, digest, started)
         (tmp / META).write_text(json.dumps(meta, indent=1), "utf-8")
+        # Last: anything written into the build folder before this line is covered by the checksum check.
+        write_manifest(tmp)
         name = f"build-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{fp[:10]}"
         final = index_dir / name
         os.rename(tmp, final)

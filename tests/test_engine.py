@@ -79,7 +79,7 @@ def test_typo_in_question_is_corrected(engine: Engine) -> None:
 def test_hit_snippet_paragraph_and_changes(engine: Engine) -> None:
     hit = engine.search("when does a duel stop resolving?")[0]
     assert hit.paragraph == 4
-    assert hit.snippet.startswith("3. A **duel** begins to **resolve** once")
+    assert hit.snippet.startswith("3\\. A **duel** begins to **resolve** once")  # escaped as /define escapes it
     assert "**stops** **resolving**" in hit.snippet
     kinds = sorted((c.kind, c.date) for c in hit.changes)
     assert kinds == [("added", "2007-09-22"), ("changed", "3008-05-30")]  # entry-wide stamp + that paragraph's

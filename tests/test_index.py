@@ -235,7 +235,7 @@ def test_failed_build_leaves_previous_index_serving(
 
     monkeypatch.setattr(store, "after_document", boom)
     with pytest.raises(RuntimeError, match="disk on fire"):
-        engine.reload()
+        engine.reload(isolated=False)  # in this process, where the test hook is set
     monkeypatch.setattr(store, "after_document", None)
     try:
         assert (ix / "CURRENT").read_text() == pointer_before
@@ -263,7 +263,7 @@ def test_killed_build_leaves_previous_index_serving(built_copy: tuple[Path, Path
                 Path({str(marker)!r}).write_text("x")
                 time.sleep(60)
         store.after_document = pause
-        engine.reload()
+        engine.reload(isolated=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     try:

@@ -124,7 +124,7 @@ def test_cli_summary_is_the_default(capsys: pytest.CaptureFixture[str], monkeypa
 def test_a_file_named_twice_is_read_once(tmp_path: Path) -> None:
     shutil.copy(TARGET_PAGE, tmp_path / "t.txt")
     corpus = load_corpus([tmp_path / "t.txt", tmp_path, tmp_path / "." / "t.txt"])
-    assert corpus.files == [str(tmp_path / "t.txt")]
+    assert corpus.files == ["t.txt"]  # never the host's absolute path
     assert len(corpus.entries) == 10
     assert corpus.errors == [] and [a for a in corpus.anomalies if a.kind == "duplicate-title"] == []
 
@@ -151,3 +151,15 @@ def test_unreadable_folder_is_an_error_not_a_crash(tmp_path: Path, monkeypatch: 
     corpus = load_corpus([tmp_path])
     assert [str(e) for e in corpus.errors] == [f"{tmp_path}: cannot read: Permission denied"]
     assert corpus.entries == []
+
+
+@pytest.mark.parametrize("codec, order", [("utf-16-le", "little-endian"), ("utf-16-be", "big-endian")])
+def test_utf16_without_byte_order_mark_is_named_as_such(tmp_path: Path, codec: str, order: str) -> None:
+    """Saved as UTF-16 without a BOM: not "a binary file (NUL byte)", which sends a judge the wrong way."""
+    page = tmp_path / "utf16.txt"
+    page.write_bytes(TARGET_PAGE.read_text(encoding="utf-8").encode(codec))
+    with pytest.raises(SourceError) as caught:
+        read_source(page)
+    assert str(caught.value) == (
+        f"{page}:1: UTF-16 text ({order}, no byte-order mark), not UTF-8; re-save the file as UTF-8"
+    )

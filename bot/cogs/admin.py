@@ -1,13 +1,24 @@
-"""/reload: rebuild the index from the sources and swap it in (owner or Manage Server only)."""
+"""/reload: rebuild the index from the sources and swap it in (owner or Manage Server only).
+
+The parse and the build run in a child process (``Engine.reload``), so the event loop keeps serving
+everyone else meanwhile. A reload that would lose a source file or most entries is refused and the
+rules being served stay; the reply (and the log) says why. The time reported is the whole reload,
+from the command to the swap, not just the index build.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import discord
 from discord import app_commands
 from discord.ext import commands
+
+from index.engine import ReloadFailed, ReloadRefused
+
+from ..render import escape
 
 log = logging.getLogger("bot.admin")
 
@@ -38,23 +49,36 @@ class Admin(commands.Cog):
     @app_commands.command(name="reload", description="Rebuild the rules index from the sources (admins only)")
     @app_commands.check(owner_or_manager)
     async def reload(self, interaction: discord.Interaction) -> None:
+        started = time.perf_counter()
         # Rebuilding takes longer than Discord's 3 seconds: acknowledge first. Queries keep being
         # served from the old index until the engine swaps the new one in.
         await interaction.response.defer(ephemeral=True, thinking=True)
         if self.lock.locked():
             await interaction.followup.send("A reload is already running.", ephemeral=True)
             return
+        engine = self.bot.engine  # type: ignore[attr-defined]
         async with self.lock:
-            stats = await self.bot.reload_rules()  # type: ignore[attr-defined]
+            try:
+                stats = await self.bot.reload_rules()  # type: ignore[attr-defined]
+            except (ReloadRefused, ReloadFailed) as exc:
+                serving = engine.stats()
+                verb = "Reload refused" if isinstance(exc, ReloadRefused) else "Reload failed"
+                text = (
+                    f"{verb}; still serving the {serving['entries']} entries from {len(serving['files'])} files "
+                    f"loaded before: {escape(str(exc))}"
+                )
+                log.warning("reload by %s: %s", interaction.user.id, text)
+                await interaction.followup.send(text[:2000], ephemeral=True)
+                return
         told = await self._tell_other_processes()
-        seconds = stats.get("build_seconds")
+        seconds = time.perf_counter() - started
+        build = stats.get("build_seconds")
         errors = stats.get("errors") or []
         text = f"Reloaded {stats.get('entries', '?')} entries from {len(stats.get('files', []))} files"
-        text += f" in {float(seconds):.2f} s." if seconds is not None else "."
+        text += f" in {seconds:.2f} s"
+        text += f" (index build {float(build):.2f} s)." if build is not None else "."
         if errors:
-            text += f"\n{len(errors)} file(s) failed to load: " + "; ".join(
-                discord.utils.escape_markdown(e) for e in errors[:3]
-            )
+            text += f"\n{len(errors)} file(s) failed to load: " + "; ".join(escape(e) for e in errors[:3])
         if told:
             text += f"\n{told}"
         log.info("reload by %s: %s", interaction.user.id, text.replace("\n", " "))
