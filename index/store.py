@@ -42,7 +42,7 @@ from index.analysis import STEMMED, WORDS, compact, fold
 log = logging.getLogger("index")
 
 # Bump when the schema, the analyzer or the document mapping changes: old indexes then rebuild.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6  # 6: builds carry a checksum manifest, search arrays and paragraph vectors
 POINTER = "CURRENT"
 META = "meta.json"
 MANIFEST = "manifest.json"
