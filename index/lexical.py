@@ -152,6 +152,7 @@ class Components:
     title: np.ndarray  # per entry: rarity-weighted share of the title the question covers
     section: np.ndarray  # per entry: idf of question words in its section path
     matched: int  # how many distinct query terms occur anywhere
+    para_own: np.ndarray | None = None  # per unit: the part of ``para`` from words of its own entry's title/aliases
 
 
 class Lexical:
@@ -192,6 +193,7 @@ class Lexical:
     def score(self, terms: dict[str, float]) -> Components:
         """Word evidence for weighted stemmed query terms."""
         para = np.zeros(self.n_units, dtype=np.float32)
+        para_own = np.zeros(self.n_units, dtype=np.float32)
         body = np.zeros(self.n_entries, dtype=np.float32)
         title = np.zeros(self.n_entries, dtype=np.float32)
         alias = np.zeros(self.n_entries, dtype=np.float32)
@@ -202,7 +204,13 @@ class Lexical:
             found = False
             a, b = self.ptr["para"][t], self.ptr["para"][t + 1]
             if b > a:
-                para[self.doc["para"][a:b]] += idf * self.para_val[a:b]
+                units, gain = self.doc["para"][a:b], idf * self.para_val[a:b]
+                para[units] += gain
+                # Every paragraph of "Ranged Attack" says "ranged attack": in them, those words are the title's.
+                own = np.zeros(self.n_entries, dtype=bool)
+                for f in ("title", "aliases"):
+                    own[self.doc[f][self.ptr[f][t] : self.ptr[f][t + 1]]] = True
+                para_own[units] += gain * own[self.unit_entry[units]]
                 found = True
             a, b = self.ptr["body"][t], self.ptr["body"][t + 1]
             if b > a:
@@ -219,4 +227,5 @@ class Lexical:
         with np.errstate(divide="ignore", invalid="ignore"):
             t_score = np.where(self.title_mass > 0, title * title / self.title_mass, 0.0)
             a_score = np.where(self.alias_mass > 0, alias * alias / self.alias_mass, 0.0)
-        return Components(para, body, np.maximum(t_score, a_score).astype(np.float32), section, matched)
+        title_score = np.maximum(t_score, a_score).astype(np.float32)
+        return Components(para, body, title_score, section, matched, para_own)

@@ -1,0 +1,39 @@
+"""Query expansion: the rules' words for the players' words a question uses (``index.thesaurus``).
+
+Kept apart from the table so the table stays plain data (and its history shows it was
+written blind). Matching is on folded whole words, longest phrase first, so "forbidden list"
+adds "banned" once and "card name" is not also read as "name".
+"""
+
+from __future__ import annotations
+
+import functools
+
+from index.analysis import fold
+from index.thesaurus import PLAYER_TO_RULES
+
+MAX_CHARS = 2000  # a long paste is expanded from its start only
+
+
+@functools.cache
+def _table() -> tuple[dict[str, tuple[str, ...]], int]:
+    keys = {fold(k): v for k, v in PLAYER_TO_RULES.items() if fold(k)}
+    return keys, max((len(k.split()) for k in keys), default=0)
+
+
+def rule_phrases(question: str) -> list[str]:
+    """The rules' words and phrases for the players' words in ``question``, in order, without repeats."""
+    table, longest = _table()
+    words = fold(question[:MAX_CHARS]).split()
+    found: dict[str, None] = {}
+    i = 0
+    while i < len(words):
+        for n in range(min(longest, len(words) - i), 0, -1):
+            phrases = table.get(" ".join(words[i : i + n]))
+            if phrases:
+                found.update(dict.fromkeys(phrases))
+                i += n
+                break
+        else:
+            i += 1
+    return list(found)
