@@ -23,17 +23,24 @@ def _table() -> tuple[dict[str, tuple[str, ...]], int]:
 
 def rule_phrases(question: str) -> list[str]:
     """The rules' words and phrases for the players' words in ``question``, in order, without repeats."""
+    return expand(question)[0]
+
+
+def expand(question: str) -> tuple[list[str], int]:
+    """The rules' words and phrases for ``question`` and how many of its words the thesaurus recognised."""
     table, longest = _table()
     words = fold(question[:MAX_CHARS]).split()
     found: dict[str, None] = {}
+    recognised = 0
     i = 0
     while i < len(words):
         for n in range(min(longest, len(words) - i), 0, -1):
             phrases = table.get(" ".join(words[i : i + n]))
             if phrases:
                 found.update(dict.fromkeys(phrases))
+                recognised += n
                 i += n
                 break
         else:
             i += 1
-    return list(found)
+    return list(found), recognised

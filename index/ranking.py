@@ -62,7 +62,7 @@ class Evidence:
     section: np.ndarray  # per entry
     exact: np.ndarray  # per entry: 1 when the question contains its whole title or alias
     matched: int  # distinct query terms found in the index
-    known: int  # distinct query terms found in the index as typed (no typo correction, no joined pairs)
+    known: int  # query words found in the index as typed, or mapped to index words by the thesaurus (no typos)
     semantic: np.ndarray | None  # per paragraph cosine; None without a model
     allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
     expanded: lexical.Components | None = None  # the thesaurus' rule words that the question does not use itself
@@ -80,8 +80,12 @@ def evidence(
     lex = st.lex
     assert lex is not None
     comps = lex.score(terms)
-    extra = {t: 1.0 for p in expansion.rule_phrases(question or "") for t in analysis.terms(p) if t not in terms}
+    phrases, recognised = expansion.expand(question or "")
+    extra = {t: 1.0 for p in phrases for t in analysis.terms(p) if t not in terms}
     expanded = lex.score(extra) if extra else None
+    known = sum(1 for weight in terms.values() if weight >= 1.0)
+    if expanded is not None and expanded.matched:
+        known += recognised  # "teacher" is a players' word for a rule word, not a typo: it counts as known
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     for n in _exact_titles(st, raw_words):
         exact[n] = 1.0
@@ -101,7 +105,7 @@ def evidence(
         comps.section,
         exact,
         comps.matched,
-        sum(1 for weight in terms.values() if weight >= 1.0),
+        known,
         cosines,
         allowed,
         expanded,
