@@ -151,3 +151,19 @@ def test_held_out_sets_are_scored_beside_what_each_change_replaced(engine: Engin
     assert named["shipped"]["top1_paragraph"] > named["title words choose the paragraph"]["top1_paragraph"]
     text = evaluate.format_eval({**evaluate.run_eval(engine, tune=False), "heldout": result})
     assert "held-out set 'named'" in text and "without thesaurus" in text
+
+
+def test_a_hit_analyses_only_the_paragraph_it_quotes(engine: Engine) -> None:
+    from index import fulltext
+
+    st = engine._st
+    entry = st.by_id["glossary:experienced"]  # twenty paragraphs
+    st.para_tokens.pop(entry.id, None)
+    st.one_para_tokens.clear()
+    hit = fulltext.make_hit(st, entry, 1.0, {"overlay": 1.0}, paragraph=13)
+    assert hit.paragraph == 13 and "**overlay**" in hit.snippet
+    assert entry.id not in st.para_tokens and list(st.one_para_tokens) == [(entry.id, 13)]
+    # without a chosen paragraph every paragraph is analysed (the best one is picked from them)
+    best = fulltext.make_hit(st, entry, 1.0, {"overlay": 1.0})
+    assert entry.id in st.para_tokens and "**overlay**" in best.snippet
+    assert st.paragraph_tokens_at(entry, 13) == st.para_tokens[entry.id][13]
