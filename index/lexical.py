@@ -175,6 +175,8 @@ class Lexical:
             df_body = np.diff(self.ptr["body"]).astype(np.float32)
             # How common a word is, counted over paragraphs: the one rarity used for paragraphs and titles alike.
             self.idf = _idf(df_units, max(1, self.n_units))
+            # terms in some entry's title or aliases: only their paragraph matches can be an entry's own title's
+            self.titled = (np.diff(self.ptr["title"]) + np.diff(self.ptr["aliases"])) > 0
             self.idf_body = _idf(df_body, max(1, n_entries))
             self.para_val = _saturate(arrays["para_tf"], arrays["unit_len"][arrays["para_doc"]])
             self.body_val = _saturate(arrays["body_tf"], arrays["body_len"][arrays["body_doc"]])
@@ -206,11 +208,13 @@ class Lexical:
             if b > a:
                 units, gain = self.doc["para"][a:b], idf * self.para_val[a:b]
                 para[units] += gain
-                # Every paragraph of "Ranged Attack" says "ranged attack": in them, those words are the title's.
-                own = np.zeros(self.n_entries, dtype=bool)
-                for f in ("title", "aliases"):
-                    own[self.doc[f][self.ptr[f][t] : self.ptr[f][t + 1]]] = True
-                para_own[units] += gain * own[self.unit_entry[units]]
+                if self.titled[t]:
+                    # Every paragraph of "Ranged Attack" says "ranged attack": in them, those are the title's words.
+                    titled = [self.doc[f][self.ptr[f][t] : self.ptr[f][t + 1]] for f in ("title", "aliases")]
+                    entries = self.unit_entry[units]
+                    named = np.concatenate(titled)
+                    own = (entries[:, None] == named).any(axis=1) if len(named) <= 8 else np.isin(entries, named)
+                    para_own[units] += gain * own
                 found = True
             a, b = self.ptr["body"][t], self.ptr["body"][t + 1]
             if b > a:
