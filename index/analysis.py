@@ -254,8 +254,11 @@ def stem(word: str) -> str:
 
 def fold(text: str) -> str:
     """Case, accent and typography folding for name matching: ``“Face‑Down”`` -> ``face down``."""
-    text = unicodedata.normalize("NFKD", text.translate(_TYPO))
-    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    text = text.translate(_TYPO)
+    if not text.isascii():  # NFKD and dropping combining marks change nothing in ASCII (most questions)
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.lower()
     text = re.sub(r"'s\b", "", text)
     text = text.replace("'", "")
     return " ".join(re.findall(r"[^\W_]+", text))

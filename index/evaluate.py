@@ -78,14 +78,17 @@ def _ranks(rankings: list[list[str]], expected: list[str]) -> dict[str, float]:
 # ------------------------------------------------------------------------------------------ fusion tuning
 # The grid the fusion weights are chosen from (``ranking.Weights``); cross-validation picks on training folds only.
 GRID: dict[str, tuple[float, ...]] = {
-    "semantic": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+    "semantic": (0.2, 0.3, 0.4, 0.5, 0.6),
     "meaning_entry": (0.0, 0.5, 1.0),
-    "body": (0.0, 0.15, 0.3, 0.6),
-    "title": (0.0, 0.5, 1.0, 2.0),
-    "section": (0.0, 0.2, 0.5),
-    "exact": (0.0, 0.5, 1.0, 2.0),
+    "body": (0.3, 0.6, 1.0, 1.5, 2.0),
+    "title": (0.5, 1.0, 2.0, 3.0),
+    "section": (0.0, 0.2),
+    "exact": (0.5, 1.0, 2.0, 3.0),
+    "expand": (0.0, 0.5, 1.0, 1.5),
 }
 FOLDS = 5
+_WORD_KEYS = ("body", "title", "section", "exact", "expand")
+HELDOUT_FILE = EVAL_FILE.with_name("heldout_questions.json")
 
 
 @dataclass
@@ -97,83 +100,124 @@ class _Question:
     ev: ranking.Evidence | None
 
 
-def _questions(engine: Engine, data: dict[str, Any]) -> list[_Question]:
+def _questions(
+    engine: Engine, data: dict[str, Any], groups: tuple[str, ...] = ("search", "paraphrased")
+) -> list[_Question]:
     st = engine._st
     out = []
-    for group, items in (("literal", data["search"]), ("paraphrased", data["paraphrased"])):
-        for x in items:
+    for key in groups:
+        group = "literal" if key == "search" else "paraphrased"
+        for x in data[key]:
             p = x.get("paragraph")
             paras = tuple(p) if isinstance(p, list) else (() if p is None else (p,))
             out.append(_Question(x["q"], st.order[x["expected"]], paras, group, ranking.evidence(st, x["q"])))
     return out
 
 
-def _combos() -> list[ranking.Weights]:
-    keys = list(GRID)
+def _combos(grid: dict[str, tuple[float, ...]] | None = None) -> list[ranking.Weights]:
+    """Every combination of the grid; the word weights vary fastest (``_reciprocal_ranks`` relies on it)."""
+    grid = grid or GRID
+    keys = ["semantic", "meaning_entry", *_WORD_KEYS]
     return [
         replace(ranking.DEFAULT, **dict(zip(keys, values, strict=True)))
-        for values in itertools.product(*(GRID[k] for k in keys))
+        for values in itertools.product(*(grid[k] for k in keys))
     ]
 
 
-def _reciprocal_ranks(engine: Engine, questions: list[_Question], combos: list[ranking.Weights]) -> np.ndarray:
-    """[question, combo] -> 1/rank of the expected entry (0 beyond 10th), every combo scored at once."""
+def _reciprocal_ranks(
+    engine: Engine, questions: list[_Question], grid: dict[str, tuple[float, ...]] | None = None
+) -> np.ndarray:
+    """[question, combo] -> 1/rank of the expected entry (0 beyond 10th), for ``_combos(grid)`` in its order.
+
+    The arithmetic of ``ranking.fuse`` (a test checks they agree), for all combos at once: the word mixes are
+    one matrix product, the meaning evidence is computed once per ``meaning_entry``.
+    """
+    grid = grid or GRID
     st = engine._st
     lex = st.lex
     assert lex is not None
     ue = lex.unit_entry
-    starts = np.flatnonzero(np.r_[True, ue[1:] != ue[:-1]])  # units are grouped by entry, in corpus order
-    mix = np.array([[1.0, w.body, w.title, w.section, w.exact] for w in combos], dtype=np.float32)
-    sem_w = np.array([w.semantic for w in combos], dtype=np.float32)[:, None]
-    ment = np.array([w.meaning_entry for w in combos], dtype=np.float32)[:, None]
-    out = np.zeros((len(questions), len(combos)), dtype=np.float32)
+    starts = lex.entry_starts
+    word_combos = list(itertools.product(*(grid[k] for k in _WORD_KEYS)))
+    # coefficients of [para, body, title, section, exact, x.para, x.body, x.title, x.section] per word combo
+    rows = [[1.0, b, t, s, x, e, e * b, e * t, e * s] for b, t, s, x, e in word_combos]
+    mix = np.array(rows, dtype=np.float32)
+    n_w = len(word_combos)
+    out = np.zeros((len(questions), len(grid["semantic"]) * len(grid["meaning_entry"]) * n_w), dtype=np.float32)
+    zero = np.zeros(lex.n_units, dtype=np.float32)
     for i, qu in enumerate(questions):
         ev = qu.ev
         if ev is None:
             continue
-        parts = np.stack([ev.lexical, ev.body[ue], ev.title[ue], ev.section[ue], ev.exact[ue]])
-        words = mix @ parts
+        x = ev.expanded
+        xs = (x.para, x.body[ue], x.title[ue], x.section[ue]) if x is not None else (zero, zero, zero, zero)
+        parts = np.stack([ev.lexical, ev.body[ue], ev.title[ue], ev.section[ue], ev.exact[ue], *xs])
+        words = mix @ parts  # [word combo, unit]
         top = words.max(axis=1, keepdims=True)
         words = np.divide(words, top, out=np.zeros_like(words), where=top > 0)
-        if ev.semantic is not None:
-            sem = ev.semantic
-            best, base = float(sem.max()), float(np.median(sem))
-            meaning = np.clip((sem - base) / (best - base), 0.0, None) if best > base else np.zeros_like(sem)
-            ctx = np.maximum.reduceat(meaning, starts)[ue]
-            meanings = (meaning[None, :] + ment * ctx[None, :]) / (1 + ment)
-            fused = sem_w * meanings + (1 - sem_w) * words
-        else:
-            fused = words
-        per_entry = np.maximum.reduceat(fused, starts, axis=1)  # [combo, entry]
-        target = per_entry[:, qu.expected][:, None]
-        rank = (per_entry > target).sum(axis=1) + 1
-        out[i] = np.where((rank <= 10) & (target[:, 0] > 0), 1.0 / rank, 0.0)
+        col = 0
+        for sem_w in grid["semantic"]:
+            for entry_share in grid["meaning_entry"]:
+                if ev.semantic is None:
+                    fused = words
+                else:
+                    fused = sem_w * _meaning(ev.semantic, starts, ue, entry_share)[None, :] + (1 - sem_w) * words
+                per_entry = np.maximum.reduceat(fused, starts, axis=1)  # [word combo, entry]
+                target = per_entry[:, qu.expected][:, None]
+                rank = (per_entry > target).sum(axis=1) + 1
+                out[i, col : col + n_w] = np.where((rank <= 10) & (target[:, 0] > 0), 1.0 / rank, 0.0)
+                col += n_w
     return out
 
 
-def cross_validate(engine: Engine, data: dict[str, Any], folds: int = FOLDS, seed: int = 7) -> dict[str, Any]:
+def _meaning(cos: np.ndarray, starts: np.ndarray, ue: np.ndarray, entry_share: float) -> np.ndarray:
+    """``ranking.fuse``'s meaning evidence for one cosine array (no filters in the eval)."""
+    best, base = float(cos.max()), float(np.median(cos))
+    meaning = np.clip((cos - base) / (best - base), 0.0, None) if best > base else np.zeros_like(cos)
+    if entry_share:
+        meaning = (meaning + entry_share * np.maximum.reduceat(meaning, starts)[ue]) / (1 + entry_share)
+    return meaning
+
+
+def _pick(rr: np.ndarray) -> int:
+    """The combo with the best mean reciprocal rank (more first places break ties)."""
+    return int(np.argmax(rr.mean(axis=0) + 1e-3 * (rr == 1).mean(axis=0)))
+
+
+def cross_validate(
+    engine: Engine,
+    data: dict[str, Any],
+    folds: int = FOLDS,
+    seed: int = 7,
+    grid: dict[str, tuple[float, ...]] | None = None,
+) -> dict[str, Any]:
     """k-fold: pick the weights with the best MRR on k-1 folds, score the held-out fold with them.
 
-    Returns the held-out figures per question group, the weights each fold picked, and the pick over all
+    Returns the held-out figures per question group (for questions that name their paragraph, also how often
+    the entry is first and quoted at that paragraph), the weights each fold picked, and the pick over all
     questions (what ``ranking.DEFAULT`` should hold).
     """
     questions = _questions(engine, data)
-    combos = _combos()
-    rr = _reciprocal_ranks(engine, questions, combos)
+    combos = _combos(grid)
+    rr = _reciprocal_ranks(engine, questions, grid)
     order = list(range(len(questions)))
     random.Random(seed).shuffle(order)
     fold_of = np.empty(len(questions), dtype=int)
     for k, i in enumerate(order):
         fold_of[i] = k % folds
     held = np.zeros(len(questions), dtype=np.float32)
+    held_para = np.zeros(len(questions), dtype=bool)
     picks = []
     for k in range(folds):
-        train = fold_of != k
-        best = int(np.argmax(rr[train].mean(axis=0) + 1e-3 * (rr[train] == 1).mean(axis=0)))
+        best = _pick(rr[fold_of != k])
         picks.append(combos[best])
-        held[fold_of == k] = rr[fold_of == k, best]
-    overall = int(np.argmax(rr.mean(axis=0) + 1e-3 * (rr == 1).mean(axis=0)))
+        test = np.flatnonzero(fold_of == k)
+        held[test] = rr[test, best]
+        _ids, paras = _mode_rankings(engine, [questions[i] for i in test], combos[best])
+        held_para[test] = [p in questions[i].paragraphs for i, p in zip(test, paras, strict=True)]
+    overall = _pick(rr)
     groups = {}
+    has_para = np.array([bool(q.paragraphs) for q in questions])
     for g in ("literal", "paraphrased"):
         mask = np.array([q.group == g for q in questions])
         if mask.any():
@@ -184,6 +228,8 @@ def cross_validate(engine: Engine, data: dict[str, Any], folds: int = FOLDS, see
                 "top3": float((h >= 1 / 3).mean()),
                 "mrr": float(h.mean()),
             }
+            if (mask & has_para).any():
+                groups[g]["top1_paragraph"] = float(((held == 1) & held_para)[mask & has_para].mean())
     picked = [_weights_dict(w) for w in picks]
     return {"folds": folds, "held_out": groups, "fold_picks": picked, "best": combos[overall]}
 
@@ -193,16 +239,61 @@ def _weights_dict(w: ranking.Weights) -> dict[str, float]:
 
 
 def _mode_rankings(
-    engine: Engine, questions: list[_Question], w: ranking.Weights
+    engine: Engine, questions: list[_Question], w: ranking.Weights, choose: bool = True
 ) -> tuple[list[list[str]], list[int | None]]:
-    """Top-10 entry ids and the top hit's paragraph for each question, uncut, with weights ``w``."""
+    """Top-10 entry ids and the top hit's paragraph for each question, uncut, with weights ``w``.
+
+    ``choose=False`` quotes each entry at its best fused paragraph (the choice before title words were left
+    out of it), for comparison.
+    """
     st = engine._st
     ids, paras = [], []
     for qu in questions:
-        rows = ranking.group(st, ranking.fuse(st, qu.ev, w), 10) if qu.ev is not None else []
+        rows = []
+        if qu.ev is not None:
+            fused, by = ranking.fuse_and_choose(st, qu.ev, w)
+            rows = ranking.group(st, fused, 10, by if choose else None)
         ids.append([st.corpus.entries[n].id for n, _p, _s in rows])
         paras.append(rows[0][1] if rows else None)
     return ids, paras
+
+
+def _paragraph_figures(engine: Engine, questions: list[_Question], w: ranking.Weights, choose: bool = True) -> dict:
+    """top-1, top-3 and "first and quoted at the answering paragraph" over questions that name a paragraph."""
+    st = engine._st
+    ids, paras = _mode_rankings(engine, questions, w, choose)
+    expected = [st.corpus.entries[q.expected].id for q in questions]
+    row = _ranks(ids, expected)
+    ok = [r[:1] == [e] and p in q.paragraphs for r, e, p, q in zip(ids, expected, paras, questions, strict=True)]
+    row["top1_paragraph"] = sum(ok) / len(questions) if questions else 0.0
+    return row
+
+
+def run_heldout(engine: Engine, path: Path | None = None) -> dict[str, Any]:
+    """The held-out sets (``benchmarks/heldout_questions.json``, never tuned on) with the shipped weights.
+
+    Own-words questions are also scored without the thesaurus, and questions that name their entry with the
+    paragraph chosen the old way (title words counted), so each change is seen against what it replaced.
+    """
+    path = path or HELDOUT_FILE
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text("utf-8"))
+    out: dict[str, Any] = {}
+    w = ranking.DEFAULT
+    if data.get("paraphrased"):
+        qs = _questions(engine, data, ("paraphrased",))
+        out["paraphrased"] = {
+            "shipped": _paragraph_figures(engine, qs, w),
+            "without thesaurus": _paragraph_figures(engine, qs, replace(w, expand=0.0)),
+        }
+    if data.get("named"):
+        qs = _questions(engine, data, ("named",))
+        out["named"] = {
+            "shipped": _paragraph_figures(engine, qs, w),
+            "title words choose the paragraph": _paragraph_figures(engine, qs, w, choose=False),
+        }
+    return out
 
 
 def run_eval(engine: Engine, path: Path | None = None, tune: bool = True) -> dict[str, Any]:
@@ -276,6 +367,7 @@ def run_eval(engine: Engine, path: Path | None = None, tune: bool = True) -> dic
     result["define"] = {"n": len(data["define"]), "exact_or_first": define_ok / len(data["define"])}
     result["search_misses"] = misses
     result["define_misses"] = define_misses
+    result["heldout"] = run_heldout(engine)
     if tune and st.embedder is not None:
         cv = cross_validate(engine, data)
         result["cv"] = {k: v for k, v in cv.items() if k != "best"}
@@ -306,11 +398,19 @@ def format_eval(result: dict[str, Any]) -> str:
         lines.append(
             f"hybrid, {cv['folds']}-fold cross-validated (weights picked on the other folds): "
             + "; ".join(
-                f"{g} top-1 {held[g]['top1']:.1%}, top-3 {held[g]['top3']:.1%}, MRR {held[g]['mrr']:.3f}" for g in held
+                f"{g} top-1 {held[g]['top1']:.1%}, top-3 {held[g]['top3']:.1%}, MRR {held[g]['mrr']:.3f}"
+                + (f", para top-1 {held[g]['top1_paragraph']:.1%}" if "top1_paragraph" in held[g] else "")
+                for g in held
             )
         )
         lines.append(f"weights picked on all questions: {cv['best_all']}; shipped: {cv['shipped']}")
         lines.append("weights picked per fold: " + " | ".join(str(p) for p in cv["fold_picks"]))
+    for name, rows in result.get("heldout", {}).items():
+        for how, r in rows.items():
+            lines.append(
+                f"held-out set {name!r} ({r['n']} questions, never tuned on), {how}: top-1 {r['top1']:.1%}, "
+                f"top-3 {r['top3']:.1%}, MRR {r['mrr']:.3f}, para top-1 {r['top1_paragraph']:.1%}"
+            )
     sh = result["shown"]
     lines.append(
         f"as shown (cut-off): answer among the results {sh['answer_kept']:.1%}, {sh['mean_results']:.1f} results on "

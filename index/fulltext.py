@@ -9,6 +9,7 @@ tokenizer and unknown words are corrected against the index vocabulary, so "OR O
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date
 
 from rapidfuzz import process
@@ -124,9 +125,12 @@ def make_hit(
     if not entry.paragraphs:
         return Hit(entry, score, "", None, list(entry.changes))
     best, best_score, best_spans = 0, -1.0, []
-    for n, toks in enumerate(st.paragraph_tokens(entry)):
-        if paragraph is not None and 0 <= paragraph < len(entry.paragraphs) and n != paragraph:
-            continue
+    numbered: Iterable[tuple[int, list[tuple[str, int, int]]]]
+    if paragraph is not None and 0 <= paragraph < len(entry.paragraphs):
+        numbered = [(paragraph, st.paragraph_tokens_at(entry, paragraph))]  # only the quoted one is analysed
+    else:
+        numbered = enumerate(st.paragraph_tokens(entry))
+    for n, toks in numbered:
         spans = [(a, b) for t, a, b in toks if t in weights]
         matched = {t for t, _a, _b in toks if t in weights}
         s = sum(st.idf.get(t, 1.0) * weights[t] for t in matched)

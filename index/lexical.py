@@ -152,6 +152,7 @@ class Components:
     title: np.ndarray  # per entry: rarity-weighted share of the title the question covers
     section: np.ndarray  # per entry: idf of question words in its section path
     matched: int  # how many distinct query terms occur anywhere
+    para_own: np.ndarray | None = None  # per unit: the part of ``para`` from words of its own entry's title/aliases
 
 
 class Lexical:
@@ -174,6 +175,8 @@ class Lexical:
             df_body = np.diff(self.ptr["body"]).astype(np.float32)
             # How common a word is, counted over paragraphs: the one rarity used for paragraphs and titles alike.
             self.idf = _idf(df_units, max(1, self.n_units))
+            # terms in some entry's title or aliases: only their paragraph matches can be an entry's own title's
+            self.titled = (np.diff(self.ptr["title"]) + np.diff(self.ptr["aliases"])) > 0
             self.idf_body = _idf(df_body, max(1, n_entries))
             self.para_val = _saturate(arrays["para_tf"], arrays["unit_len"][arrays["para_doc"]])
             self.body_val = _saturate(arrays["body_tf"], arrays["body_len"][arrays["body_doc"]])
@@ -192,6 +195,7 @@ class Lexical:
     def score(self, terms: dict[str, float]) -> Components:
         """Word evidence for weighted stemmed query terms."""
         para = np.zeros(self.n_units, dtype=np.float32)
+        para_own = np.zeros(self.n_units, dtype=np.float32)
         body = np.zeros(self.n_entries, dtype=np.float32)
         title = np.zeros(self.n_entries, dtype=np.float32)
         alias = np.zeros(self.n_entries, dtype=np.float32)
@@ -202,7 +206,15 @@ class Lexical:
             found = False
             a, b = self.ptr["para"][t], self.ptr["para"][t + 1]
             if b > a:
-                para[self.doc["para"][a:b]] += idf * self.para_val[a:b]
+                units, gain = self.doc["para"][a:b], idf * self.para_val[a:b]
+                para[units] += gain
+                if self.titled[t]:
+                    # Every paragraph of "Ranged Attack" says "ranged attack": in them, those are the title's words.
+                    titled = [self.doc[f][self.ptr[f][t] : self.ptr[f][t + 1]] for f in ("title", "aliases")]
+                    entries = self.unit_entry[units]
+                    named = np.concatenate(titled)
+                    own = (entries[:, None] == named).any(axis=1) if len(named) <= 8 else np.isin(entries, named)
+                    para_own[units] += gain * own
                 found = True
             a, b = self.ptr["body"][t], self.ptr["body"][t + 1]
             if b > a:
@@ -219,4 +231,5 @@ class Lexical:
         with np.errstate(divide="ignore", invalid="ignore"):
             t_score = np.where(self.title_mass > 0, title * title / self.title_mass, 0.0)
             a_score = np.where(self.alias_mass > 0, alias * alias / self.alias_mass, 0.0)
-        return Components(para, body, np.maximum(t_score, a_score).astype(np.float32), section, matched)
+        title_score = np.maximum(t_score, a_score).astype(np.float32)
+        return Components(para, body, title_score, section, matched, para_own)

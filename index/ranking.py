@@ -7,6 +7,12 @@ scaled to the question's best, and the two are mixed; an entry scores as its bes
 paragraph, which becomes the snippet. Results stop where scores fall well below the best
 answer, and when nothing comes close the caller is told so instead of being handed noise.
 
+Players' words the rules do not use ("castle", "archers") are bridged by a small thesaurus
+(``index.thesaurus``, written blind): its rule words are added as evidence of their own,
+weighted by ``Weights.expand``. Within an entry, the paragraph quoted is the best one once the
+entry's own title words are left out: every paragraph of "Ranged Attack" says "ranged attack",
+so those words chose the entry and say nothing about which of its paragraphs answers.
+
 The weights in ``Weights`` were chosen by k-fold cross-validation over the questions in
 ``benchmarks/eval_questions.json`` (``python -m index eval`` re-runs it and prints the
 held-out figures); they are not tuned to any single question.
@@ -18,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from index import fulltext
+from index import analysis, expansion, fulltext, lexical
 from index.analysis import STOPS
 from index.state import State
 
@@ -29,12 +35,13 @@ TOP_UNITS = 600  # paragraphs considered for grouping (the best entry needs only
 class Weights:
     """How the evidence is mixed. ``semantic`` 0 ranks by words only, 1 by meaning only."""
 
-    semantic: float = 0.5
+    semantic: float = 0.4
     meaning_entry: float = 1.0  # the entry's best paragraph meaning, added to each of its paragraphs' meaning
-    body: float = 0.6  # the whole entry's BM25, added to each of its paragraphs
-    title: float = 1.0  # share-of-title match, weighted by word rarity
+    body: float = 2.0  # the whole entry's BM25, added to each of its paragraphs
+    title: float = 3.0  # share-of-title match, weighted by word rarity
     section: float = 0.0  # question words in the entry's section path
-    exact: float = 1.0  # a whole title or alias said inside the question
+    exact: float = 0.5  # a whole title or alias said inside the question
+    expand: float = 1.5  # the thesaurus' rule words (``index.thesaurus``), relative to the player's own words
     cutoff: float = 0.7  # keep entries scoring at least this fraction of the best one
     floor: float = 0.3  # best cosine below this, with few question words found: nothing is close
 
@@ -49,14 +56,16 @@ class Evidence:
     terms: dict[str, float]  # weighted stemmed query terms (for highlighting)
     n_content: int  # distinct content words in the question
     lexical: np.ndarray  # per paragraph: paragraph BM25 (context added in ``fuse``)
+    lexical_own: np.ndarray  # per paragraph: the part of ``lexical`` from its own entry's title/alias words
     body: np.ndarray  # per entry
     title: np.ndarray  # per entry
     section: np.ndarray  # per entry
     exact: np.ndarray  # per entry: 1 when the question contains its whole title or alias
     matched: int  # distinct query terms found in the index
-    known: int  # distinct query terms found in the index as typed (no typo correction, no joined pairs)
+    known: int  # query words found in the index as typed, or mapped to index words by the thesaurus (no typos)
     semantic: np.ndarray | None  # per paragraph cosine; None without a model
     allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
+    expanded: lexical.Components | None = None  # the thesaurus' rule words that the question does not use itself
 
 
 def evidence(
@@ -71,6 +80,12 @@ def evidence(
     lex = st.lex
     assert lex is not None
     comps = lex.score(terms)
+    phrases, recognised = expansion.expand(question or "")
+    extra = {t: 1.0 for p in phrases for t in analysis.terms(p) if t not in terms}
+    expanded = lex.score(extra) if extra else None
+    known = sum(1 for weight in terms.values() if weight >= 1.0)
+    if expanded is not None and expanded.matched:
+        known += recognised  # "teacher" is a players' word for a rule word, not a typo: it counts as known
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     for n in _exact_titles(st, raw_words):
         exact[n] = 1.0
@@ -78,20 +93,22 @@ def evidence(
     if semantic and st.embedder is not None and st.vectors is not None and content:
         q = st.embedder.embed_query(" ".join(question.split())[: fulltext.MAX_QUERY_CHARS])
         cosines = st.vectors @ q
-    if not comps.matched and cosines is None:
+    if not comps.matched and cosines is None and not (expanded is not None and expanded.matched):
         return None
     return Evidence(
         terms,
         len(content),
         comps.para,
+        comps.para_own if comps.para_own is not None else np.zeros_like(comps.para),
         comps.body,
         comps.title,
         comps.section,
         exact,
         comps.matched,
-        sum(1 for weight in terms.values() if weight >= 1.0),
+        known,
         cosines,
         allowed,
+        expanded,
     )
 
 
@@ -123,15 +140,32 @@ def _filter(st: State, source: str | None, since: str | None) -> np.ndarray | No
 
 def fuse(st: State, ev: Evidence, w: Weights = DEFAULT) -> np.ndarray:
     """Per-paragraph fused score in [0, 1] (filtered-out paragraphs get -1)."""
+    return fuse_and_choose(st, ev, w)[0]
+
+
+def fuse_and_choose(st: State, ev: Evidence, w: Weights = DEFAULT) -> tuple[np.ndarray, np.ndarray]:
+    """The fused score per paragraph, and the score that chooses among one entry's paragraphs.
+
+    The second is the first without the paragraph's matches on its own entry's title words (see the
+    module docstring); it only ever compares paragraphs of the same entry.
+    """
     lex = st.lex
     assert lex is not None
     ue = lex.unit_entry
     words = ev.lexical + (w.body * ev.body + w.title * ev.title + w.section * ev.section + w.exact * ev.exact)[ue]
+    own = ev.lexical_own
+    x = ev.expanded
+    if x is not None and w.expand:
+        words = words + w.expand * (x.para + (w.body * x.body + w.title * x.title + w.section * x.section)[ue])
+        if x.para_own is not None:
+            own = own + w.expand * x.para_own
     if ev.allowed is not None:
         keep = ev.allowed[ue]
         words = np.where(keep, words, 0.0)
+        own = np.where(keep, own, 0.0)
     top = float(words.max()) if len(words) else 0.0
-    words = words / top if top > 0 else words
+    if top > 0:
+        words, own = words / top, own / top
     if ev.semantic is None or w.semantic <= 0:
         fused = words
     else:
@@ -144,13 +178,20 @@ def fuse(st: State, ev: Evidence, w: Weights = DEFAULT) -> np.ndarray:
                 1 + w.meaning_entry
             )
         fused = w.semantic * meaning + (1 - w.semantic) * words
+        own = (1 - w.semantic) * own
     if ev.allowed is not None:
         fused = np.where(ev.allowed[ue], fused, -1.0)
-    return fused.astype(np.float32)
+    return fused.astype(np.float32), (fused - own).astype(np.float32)
 
 
-def group(st: State, fused: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
-    """(entry index, paragraph index or -1, score) for the best entries, each at its best paragraph."""
+def group(
+    st: State, fused: np.ndarray, limit: int, choose: np.ndarray | None = None
+) -> list[tuple[int, int, float]]:
+    """(entry index, paragraph index or -1, score) for the best entries, each at its answering paragraph.
+
+    Entries rank by their best paragraph's ``fused`` score; the paragraph shown is the one with the best
+    ``choose`` score within the entry (``fuse_and_choose``), or the best fused one when it is None.
+    """
     lex = st.lex
     assert lex is not None
     n = len(fused)
@@ -169,6 +210,10 @@ def group(st: State, fused: np.ndarray, limit: int) -> list[tuple[int, int, floa
         if e in seen:
             continue
         seen.add(e)
+        if choose is not None:
+            start = int(lex.entry_starts[e])
+            end = int(lex.entry_starts[e + 1]) if e + 1 < len(lex.entry_starts) else n
+            u = start + int(np.argmax(choose[start:end]))
         out.append((e, int(lex.unit_para[u]), score))
         if len(out) >= limit:
             break
@@ -196,7 +241,8 @@ def ranked(
     ev = evidence(st, question, source, since)
     if ev is None:
         return [], None, False
-    rows = group(st, fuse(st, ev, w), limit)
+    fused, choose = fuse_and_choose(st, ev, w)
+    rows = group(st, fused, limit, choose)
     if not rows:
         return [], ev, False
     if not is_close(ev, w):

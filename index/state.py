@@ -96,7 +96,7 @@ class Section:
 
 @dataclass
 class State:
-    """Everything one build serves from. Read-only once published, except the lazily filled ``para_tokens``."""
+    """Everything one build serves from. Read-only once published, except the lazily filled token caches."""
 
     corpus: Corpus
     searcher: Searcher
@@ -126,6 +126,7 @@ class State:
     banned_ids: list[str] = field(default_factory=list)  # parallel to banned_names
     changes: list[ChangeRecord] = field(default_factory=list)  # newest first
     para_tokens: dict[str, list[list[tuple[str, int, int]]]] = field(default_factory=dict)
+    one_para_tokens: dict[tuple[str, int], list[tuple[str, int, int]]] = field(default_factory=dict)
     lex: lexical.Lexical | None = None  # word evidence as arrays (see index/lexical.py)
     embedder: Embedder | None = None  # None: the model is off or failed to load; ranking by words only
     vectors: np.ndarray | None = None  # one unit vector per paragraph (lexical.units order)
@@ -141,6 +142,21 @@ class State:
         if cached is None:
             cached = [[(t.text, t.startchar, t.endchar) for t in STEMMED(p, chars=True)] for p in entry.paragraphs]
             self.para_tokens[entry.id] = cached
+        return cached
+
+    def paragraph_tokens_at(self, entry: Entry, n: int) -> list[tuple[str, int, int]]:
+        """One analyzed paragraph (stem, start, end), computed on first use and kept.
+
+        A search hit quotes one paragraph, chosen by the ranking: analysing only that one keeps the first
+        showing of an entry with twenty paragraphs from costing twenty.
+        """
+        whole = self.para_tokens.get(entry.id)
+        if whole is not None:
+            return whole[n]
+        cached = self.one_para_tokens.get((entry.id, n))
+        if cached is None:
+            cached = [(t.text, t.startchar, t.endchar) for t in STEMMED(entry.paragraphs[n], chars=True)]
+            self.one_para_tokens[(entry.id, n)] = cached
         return cached
 
     def close(self) -> None:

@@ -168,8 +168,9 @@ async def test_ask_terrain_first_then_open_and_post(judge) -> None:
 
 async def test_ask_next_page_edits_in_place(judge) -> None:
     fake, _ = judge
-    # a question several entries answer about equally well (the answer lists only those close to the best)
-    rec = await fake.invoke_command("ask", {"question": "stronghold"}, user=fake.new_member())
+    # a question several entries answer about equally well (the answer lists only those close to the best):
+    # "honor" is the title word of six entries (family honor, the Honor ability and victory, ...)
+    rec = await fake.invoke_command("ask", {"question": "honor"}, user=fake.new_member())
     msg = copy.deepcopy(rec.message)  # rec.message is live: the click below edits it in place
     footer = msg["embeds"][0]["footer"]["text"]
     pages = int(re.search(r"page 1/(\d+)", footer)[1])
