@@ -57,8 +57,20 @@ def check_source(source: str) -> str:
     return source
 
 
+# A question naming a document ("in the Obsidian Hand", "per the Comprehensive Rules") names where to look,
+# not what about: its words would otherwise match titles ("hand" -> "C. Maximum Hand Size").
+DOCUMENT_NAMES = re.compile(
+    r"\b(?:obsidian[ -]hand(?: (?:ruleset|rules|format|tournament))?|comprehensive rules|rules wiki)\b",
+    re.IGNORECASE,
+)
+
+
 def query_terms(st: State, text: str) -> tuple[dict[str, float], list[str]]:
-    """Stemmed terms with weights (typos corrected against the words field) and the raw words in order."""
+    """Stemmed terms with weights (typos corrected against the words field) and the raw words in order.
+
+    Document names in the question are left out (``DOCUMENT_NAMES``): they say where, not what.
+    """
+    text = DOCUMENT_NAMES.sub(" ", text[:MAX_QUERY_CHARS])
     raw_words: list[str] = []
     distinct: dict[str, None] = {}
     for tok in WORDS(text[:MAX_QUERY_CHARS]):

@@ -91,7 +91,8 @@ def evidence(
         exact[n] = 1.0
     cosines = None
     if semantic and st.embedder is not None and st.vectors is not None and content:
-        q = st.embedder.embed_query(" ".join(question.split())[: fulltext.MAX_QUERY_CHARS])
+        asked = fulltext.DOCUMENT_NAMES.sub(" ", question[: fulltext.MAX_QUERY_CHARS])  # where to look is not what
+        q = st.embedder.embed_query(" ".join(asked.split()) or " ".join(question.split()))
         cosines = st.vectors @ q
     if not comps.matched and cosines is None and not (expanded is not None and expanded.matched):
         return None

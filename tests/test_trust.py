@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -244,4 +243,14 @@ def test_citation_leads_with_document_and_entry(console: Console) -> None:
     assert "Citation: L5R Comprehensive Rules — Glossary T › Tactician, lines 9-10 · 000_99c7513ab738c7d1.txt" in text
 
 
-ROOT = Path(__file__).resolve().parents[1]
+
+
+
+def test_naming_the_obsidian_hand_does_not_pull_up_hand_size(engine: Engine) -> None:
+    from index import fulltext
+
+    terms, _raw = fulltext.query_terms(engine._st, "what are the dishonor rules in the Obsidian Hand ruleset")
+    assert "hand" not in terms and "obsidian" not in terms
+    hits = engine.search("what are the dishonor rules in the obsidian hand")
+    assert hits[0].entry.id == "obsidian-hand:ii-e-dishonor"
+    assert "obsidian-hand:ii-c-maximum-hand-size" not in [h.entry.id for h in hits]
