@@ -20,7 +20,7 @@ from glossary.export_html import paragraph_href
 from glossary.model import SOURCE_LABELS, Change, Entry
 from index.markdown import ZWSP, escape_markdown, escape_mentions
 from index.overlay import is_scoped
-from index.results import BannedResult, ChangeRecord, DefineResult, Hit, citation
+from index.results import BannedResult, ChangeRecord, DefineResult, Hit, citation, line_span
 
 # Discord's documented limits (characters unless noted).
 TITLE_LIMIT = 256
@@ -396,9 +396,7 @@ class Renderer:
                 continue
             first = other.paragraph_lines(r.other_paragraphs[0])[0]
             last = other.paragraph_lines(r.other_paragraphs[-1])[1]
-            where = f"{escape(other.label)}, {'line' if first == last else 'lines'} " + (
-                f"{first}" if first == last else f"{first}-{last}"
-            )
+            where = f"{escape(other.label)}, {line_span(first, last)}"
             if r.differs:
                 blocks.append(f"**The ruleset states this again in {where}, and the texts differ.** There it reads:")
                 blocks.extend(escape(other.paragraphs[k]) for k in r.other_paragraphs)
@@ -722,7 +720,7 @@ class Renderer:
         )
         first, last = result.matches[0].location, result.matches[-1].location
         where = f"{document} › {result.matches[0].section[0]}" if result.matches[0].section else document
-        cite = f"{where}, lines {first.first_line}-{last.last_line} · {first.file}"
+        cite = f"{where}, {line_span(first.first_line, last.last_line)} · {first.file}"
         title = shorten(f"Banned cards matching “{echo(result.query)}”", TITLE_LIMIT)
         footer = f"{SOURCE_LABELS['obsidian-hand']} · banned list"
         links = [Link(_label(e.title), e.id) for e in result.matches]

@@ -216,7 +216,7 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
     if not ranked and re.search(r"\d", key):
         return []  # "Cardinal Rule 5" that does not exist: say so (``family``), never show another number's text
     if not ranked:
-        code = re.sub(r"\s+", "", ref.strip().upper().removeprefix("SECTION").strip())
+        code = _section_code(ref)
         if CODE.match(code):
             # A section number that names no section: its sub-sections ("II" -> II.A ... II.F), else nothing,
             # rather than whatever merely mentions the numeral.
@@ -248,6 +248,11 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
     return hits
 
 
+def _section_code(ref: str) -> str:
+    """A reference as a section number would be written: "section ii . f" -> "II.F"."""
+    return re.sub(r"\s+", "", ref.strip().upper().removeprefix("SECTION").strip())
+
+
 _CARDINAL_REF = re.compile(r"^(?:cardinal\s+rules?|rules?)\b")
 
 
@@ -256,7 +261,7 @@ def family(st: State, ref: str) -> list[tuple[str, Entry]]:
     cardinal rule for "Cardinal Rule 5", every numbered part for "II.Z" or "IV"; nothing for other names.
     Each comes with the name autocomplete shows for it ("II.A Clan Alignment")."""
     key = fold(ref or "")[:MAX_KEY]
-    code = re.sub(r"\s+", "", (ref or "").strip().upper().removeprefix("SECTION").strip())
+    code = _section_code(ref or "")
     if _CARDINAL_REF.match(key):
         found = [e for e in st.corpus.entries if e.kind == "cardinal-rule"]
     elif CODE.match(code):

@@ -10,7 +10,7 @@ import pytest_asyncio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakediscord import FakeDiscord  # noqa: E402
+from fakediscord import FakeDiscord, preserved_discord_urls  # noqa: E402
 
 
 @pytest_asyncio.fixture
@@ -49,3 +49,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / 'rulings.sqlite3'}"
     server: PostgresServer = request.getfixturevalue("postgres")
     return server.create_database("t_" + uuid.uuid4().hex[:12])
+
+
+@pytest.fixture(autouse=True)
+def _restore_discord_urls() -> Iterator[None]:
+    """Code under test points discord.py at a fake Discord globally (``apply_api_base``); every test leaves
+    discord.py's API base and default gateway as it found them."""
+    with preserved_discord_urls():
+        yield

@@ -10,7 +10,7 @@ import asyncio
 import copy
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -39,13 +39,6 @@ def judge_settings(fake: FakeDiscord, index_dir: Path, **overrides: object) -> S
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
-
-
-@pytest.fixture(autouse=True)
-def _restore_discord_urls() -> Iterator[None]:
-    """JudgeBot points discord.py at its api_base globally; put it back after each test."""
-    with preserved_discord_urls():
-        yield
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,12 +24,6 @@ from bot.settings import Settings
 from index.engine import Engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest.fixture(autouse=True)
-def _restore_discord_urls() -> Iterator[None]:
-    with preserved_discord_urls():
-        yield
 
 
 @pytest.fixture(scope="module")

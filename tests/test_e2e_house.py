@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import logging
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -26,12 +26,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "glossary" / "house_examples"
 RULEBOOK = "https://rules.example.org/book"
-
-
-@pytest.fixture(autouse=True)
-def _restore_discord_urls() -> Iterator[None]:
-    with preserved_discord_urls():
-        yield
 
 
 @pytest.fixture(scope="module")

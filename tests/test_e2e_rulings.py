@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -33,12 +33,6 @@ class Server:
     role: int
     judges: tuple[FakeUser, FakeUser]
     player: FakeUser
-
-
-@pytest.fixture(autouse=True)
-def _restore_discord_urls() -> Iterator[None]:
-    with preserved_discord_urls():
-        yield
 
 
 @pytest.fixture(scope="module")

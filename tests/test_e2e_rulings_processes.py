@@ -13,12 +13,12 @@ import contextlib
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from fakediscord import FakeDiscord, FakeGuild, FakeUser, InteractionRecord, preserved_discord_urls
+from fakediscord import FakeDiscord, FakeGuild, FakeUser, InteractionRecord
 
 from bot.client import open_engine
 from bot.settings import Settings
@@ -26,12 +26,6 @@ from bot.settings import Settings
 ROOT = Path(__file__).resolve().parent.parent
 text_of = FakeDiscord.text_of
 PROPAGATION_TIMEOUT = 10.0  # seconds; the processes poll every 0.5 s
-
-
-@pytest.fixture(autouse=True)
-def _restore_discord_urls() -> Iterator[None]:
-    with preserved_discord_urls():
-        yield
 
 
 class BotProcess:

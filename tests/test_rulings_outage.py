@@ -7,12 +7,12 @@ service code; a SQLite file that cannot be opened is the last test here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from fakediscord import FakeDiscord, bot_running, preserved_discord_urls
+from fakediscord import FakeDiscord, bot_running
 from pgserver import PostgresServer, unavailable_reason
 
 from bot.client import JudgeBot
@@ -24,12 +24,6 @@ from index.engine import Engine
 
 text_of = FakeDiscord.text_of
 NOTE_START = UNAVAILABLE_NOTE.split("(")[0].strip()
-
-
-@pytest.fixture(autouse=True)
-def _restore_discord_urls() -> Iterator[None]:
-    with preserved_discord_urls():
-        yield
 
 
 @pytest.fixture(scope="module")
