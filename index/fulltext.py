@@ -16,6 +16,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from glossary.model import SOURCE_LABELS, Entry
+from index import english
 from index.analysis import STOPS, WORDS, stem
 from index.markdown import escape_markdown
 from index.results import Hit
@@ -68,7 +69,9 @@ DOCUMENT_NAMES = re.compile(
 def query_terms(st: State, text: str) -> tuple[dict[str, float], list[str]]:
     """Stemmed terms with weights (typos corrected against the words field) and the raw words in order.
 
-    Document names in the question are left out (``DOCUMENT_NAMES``): they say where, not what.
+    Document names in the question are left out (``DOCUMENT_NAMES``): they say where, not what. A word
+    that is plain English ("good", "weather") is what the player meant, never a typo of a rule word
+    ("gold", "water"): it is not corrected (``index.english``).
     """
     text = DOCUMENT_NAMES.sub(" ", text[:MAX_QUERY_CHARS])
     raw_words: list[str] = []
@@ -92,7 +95,9 @@ def query_terms(st: State, text: str) -> tuple[dict[str, float], list[str]]:
         s = stem(w)
         if s in st.vocab:
             add(s, 1.0)
-        elif w.isalpha() and len(w) >= 4 and w not in st.words_set:
+        elif same := [t for v in english.american(w) if (t := stem(v)) in st.vocab]:
+            add(same[0], 1.0)  # "honour" is the rules' "honor", spelled the British way: not a typo
+        elif w.isalpha() and len(w) >= 4 and w not in st.words_set and not english.is_word(w):
             for c in _correct(st, w):
                 if (cs := stem(c)) in st.vocab:
                     add(cs, FUZZY_WEIGHT)
