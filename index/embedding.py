@@ -28,7 +28,6 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 POOLING_FILE = Path("1_Pooling") / "config.json"
 MAX_TOKENS = 256  # the model's own max_seq_length (sentence_bert_config.json)
-BATCH = 8  # paragraphs per inference call while building (sorted by length, so padding stays small; 8 measured fastest)
 THREADS = 2  # onnxruntime intra-op threads: the bot runs on small machines next to other work
 
 
@@ -95,27 +94,34 @@ class Embedder:
         self._session = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()  # tokenizers' padding state is per object; keep encode calls serial
-        probe = self.embed(["probe"])
+        probe = self._run(["probe"])
         self.dim = int(probe.shape[1])
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Vectors for ``texts`` (one row each), in batches of similar length."""
-        if not texts:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: np.ndarray | None = None
-        for start in range(0, len(order), BATCH):
-            idx = order[start : start + BATCH]
-            vecs = self._run([texts[i] for i in idx])
-            if out is None:
-                out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
-            out[idx] = vecs
-        assert out is not None
+        """Vectors for ``texts`` (one row each), each text run on its own.
+
+        The int8 model quantises its activations with one scale per call, computed over everything in the
+        call: batched, a text's vector moved with its batch-mates (cosines as low as 0.975), so the same
+        corpus ranked differently after a cold build and after a cached rebuild, and kept questions were
+        not embedded as a player's question is. Alone, a vector depends on its text only, which is also
+        what the (model, text) cache assumes. It costs about twice the time of batches of 8.
+        """
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = self._run([text])[0]
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
         """One question's vector (1-D)."""
         return self._run([text])[0]
+
+    def read_share(self, text: str) -> float:
+        """The share of ``text``'s tokens the model reads (it stops at ``MAX_TOKENS``): 1.0 for any question
+        of ordinary length, less for a long paste, whose vector then speaks only for its start."""
+        with self._lock:
+            enc = self._tokenizer.encode(text)
+        rest = sum(len(o.ids) for o in enc.overflowing)
+        return len(enc.ids) / (len(enc.ids) + rest) if rest else 1.0
 
     def _run(self, texts: list[str]) -> np.ndarray:
         with self._lock:

@@ -1,52 +1,96 @@
 """Hybrid ranking: word and meaning evidence fused per paragraph, then grouped by entry, then cut off.
 
-The answer to a ruling question is a paragraph, so every paragraph gets a word score
-(its own BM25, plus its entry's title, section and whole-text matches as context) and a
-meaning score (cosine between the question's and the paragraph's embeddings). Each is
-scaled to the question's best, and the two are mixed; an entry scores as its best
-paragraph, which becomes the snippet. Results stop where scores fall well below the best
-answer, and when nothing comes close the caller is told so instead of being handed noise.
+The answer to a ruling question is a paragraph, so every paragraph gets word evidence (its own
+BM25, plus its entry's whole-text, title, section and exact-name matches as context) and meaning
+evidence (cosine between the question's and the paragraph's embeddings, and between the
+question and the closest of the players' questions kept for that paragraph, ``index.asked``).
+Each kind is scaled per question (``features``) and summed with the weights in ``Weights``;
+an entry scores as its best paragraph, which becomes the snippet. Results stop where scores
+fall well below the best answer, and when nothing comes close the caller is told so instead of
+being handed noise.
 
-Players' words the rules do not use ("castle", "archers") are bridged by a small thesaurus
-(``index.thesaurus``, written blind): its rule words are added as evidence of their own,
-weighted by ``Weights.expand``. Within an entry, the paragraph quoted is the best one once the
-entry's own title words are left out: every paragraph of "Ranged Attack" says "ranged attack",
-so those words chose the entry and say nothing about which of its paragraphs answers.
+Players' words the rules do not use ("castle", "archers") are also bridged by a small thesaurus
+(``index.thesaurus``, written blind): its rule words are evidence of their own. Within an entry,
+the paragraph quoted is the best one once the entry's own title words are left out: every
+paragraph of "Ranged Attack" says "ranged attack", so those words chose the entry and say
+nothing about which of its paragraphs answers.
 
-The weights in ``Weights`` were chosen by k-fold cross-validation over the questions in
-``benchmarks/eval_questions.json`` (``python -m index eval`` re-runs it and prints the
-held-out figures); they are not tuned to any single question.
+The weights are fitted (``index.training``) to the questions in ``benchmarks/eval_questions.json``;
+``python -m index eval`` refits them, prints the cross-validated figures (fitted on other folds)
+and the fit on all questions, which is what ``DEFAULT`` and ``WORDS_ONLY`` hold.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from index import analysis, expansion, fulltext, lexical
+from index import analysis, asked, expansion, fulltext, lexical
 from index.analysis import STOPS
 from index.state import State
 
 TOP_UNITS = 600  # paragraphs considered for grouping (the best entry needs only its best paragraph in here)
 
 
+# The evidence, one column each in ``features``: four per paragraph, six per entry (given to each of its paragraphs).
+FEATURES = (
+    "para",  # the paragraph's own BM25
+    "meaning",  # cosine between the question and the paragraph (with its title and section)
+    "asked",  # best cosine with one of the paragraph's kept players' questions (``index.asked``)
+    "expand_para",  # the thesaurus' rule words (``index.thesaurus``) in the paragraph
+    "body",  # the whole entry's BM25
+    "title",  # share-of-title match, weighted by word rarity
+    "exact",  # a whole title or alias said inside the question
+    "section",  # question words in the entry's section path
+    "expand_body",  # the thesaurus' rule words in the whole entry
+    "expand_title",  # the thesaurus' rule words in the title
+)
+MEANING = ("meaning", "asked")  # the columns that need the model
+BAN_WORDS = frozenset({"ban", "banned", "bans", "banning", "legal", "illegal", "forbidden"})
+
+
 @dataclass(frozen=True)
 class Weights:
-    """How the evidence is mixed. ``semantic`` 0 ranks by words only, 1 by meaning only."""
+    """How much each kind of evidence counts (all >= 0), learned by ``index.evaluate.train``; then the cut-off.
 
-    semantic: float = 0.4
-    meaning_entry: float = 1.0  # the entry's best paragraph meaning, added to each of its paragraphs' meaning
-    body: float = 2.0  # the whole entry's BM25, added to each of its paragraphs
-    title: float = 3.0  # share-of-title match, weighted by word rarity
-    section: float = 0.0  # question words in the entry's section path
-    exact: float = 0.5  # a whole title or alias said inside the question
-    expand: float = 1.5  # the thesaurus' rule words (``index.thesaurus``), relative to the player's own words
+    Each feature is first scaled per question (word scores to the question's best, cosines from the median
+    paragraph's to the best), so a weight says how much that evidence counts, whatever the question.
+    """
+
+    para: float = 0.0
+    meaning: float = 0.39
+    asked: float = 1.61
+    expand_para: float = 0.41
+    body: float = 0.83
+    title: float = 0.06
+    exact: float = 0.5
+    section: float = 0.0
+    expand_body: float = 0.47
+    expand_title: float = 0.0
     cutoff: float = 0.7  # keep entries scoring at least this fraction of the best one
-    floor: float = 0.3  # best cosine below this, with few question words found: nothing is close
+    floor: float = 0.3  # best paragraph cosine below this, with few question words found: nothing is close
+
+    def vector(self) -> np.ndarray:
+        return np.array([getattr(self, f) for f in FEATURES], dtype=np.float32)
+
+    def with_vector(self, values: np.ndarray) -> Weights:
+        return replace(self, **{f: float(v) for f, v in zip(FEATURES, values, strict=True)})
+
+    def words_only(self) -> Weights:
+        """These weights without the model's evidence: what ranks when the model is off or failed to load."""
+        return replace(self, **dict.fromkeys(MEANING, 0.0))
 
 
 DEFAULT = Weights()
+# Fitted alike with the meaning columns left out: what ranks when the model is off, failed to load, or the
+# question has no content word to embed (``fuse_and_choose`` swaps it in for ``DEFAULT``).
+# Which paragraph of an entry is quoted: fitted alike (``index.training.fit_choice``) to the own-words questions
+# that name their answering paragraph; only the paragraph-level columns count.
+CHOOSE = Weights(para=0.87, meaning=0.45, asked=0.79, expand_para=0.24, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
+WORDS_ONLY = Weights(
+    para=0.51, meaning=0.0, asked=0.0, expand_para=0.42, body=1.19, title=0.33, exact=0.4, expand_body=0.67
+)
 
 
 @dataclass
@@ -66,6 +110,10 @@ class Evidence:
     semantic: np.ndarray | None  # per paragraph cosine; None without a model
     allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
     expanded: lexical.Components | None = None  # the thesaurus' rule words that the question does not use itself
+    asked: np.ndarray | None = None  # per paragraph: best cosine with one of its kept questions (-1: none kept)
+    read: float = 1.0  # share of the question the model read (a long paste is read only in part)
+    asks_ban: bool = False  # the question says "banned", "legal"... (``_banned_first``)
+    defines: int = -1  # the entry a "what is <its name>" question asks about (``_definition``), else -1
 
 
 def evidence(
@@ -89,11 +137,16 @@ def evidence(
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     for n in _exact_titles(st, raw_words):
         exact[n] = 1.0
-    cosines = None
+    cosines = kept = None
+    read = 1.0
     if semantic and st.embedder is not None and st.vectors is not None and content:
-        asked = fulltext.DOCUMENT_NAMES.sub(" ", question[: fulltext.MAX_QUERY_CHARS])  # where to look is not what
-        q = st.embedder.embed_query(" ".join(asked.split()) or " ".join(question.split()))
+        said = fulltext.DOCUMENT_NAMES.sub(" ", question[: fulltext.MAX_QUERY_CHARS])  # where to look is not what
+        said = " ".join(said.split()) or " ".join(question.split())
+        q = st.embedder.embed_query(said)
+        read = st.embedder.read_share(said)
         cosines = st.vectors @ q
+        if st.question_vectors is not None and len(st.question_vectors):
+            kept = asked.closest(st.question_vectors @ q, st.questions, len(cosines))
     if not comps.matched and cosines is None and not (expanded is not None and expanded.matched):
         return None
     return Evidence(
@@ -110,7 +163,30 @@ def evidence(
         cosines,
         allowed,
         expanded,
+        kept,
+        read,
+        bool(BAN_WORDS.intersection(raw_words)) or "banned" in phrases,
+        _definition(st, raw_words),
     )
+
+
+DEFINE_WORDS = frozenset(
+    {"what", "whats", "is", "are", "a", "an", "the", "my", "define", "definition", "of", "meaning", "mean", "means",
+     "does", "do", "s"}
+)
+
+
+def _definition(st: State, raw_words: list[str]) -> int:
+    """The entry a question asks to define: nothing but "what is", "define", "what does ... mean" and the like
+    around one entry's whole title or alias ("what is my maximum hand size", "define ninjitsu"). -1 otherwise,
+    and when the name is shared by several entries (the ranking then decides among them)."""
+    if not raw_words or raw_words[0] not in {"what", "whats", "define", "definition", "meaning"}:
+        return -1
+    name = [w for w in raw_words if w not in DEFINE_WORDS]
+    if not name:
+        return -1
+    ids = st.exact.get(" ".join(name)) or st.exact.get("".join(name)) or {}
+    return st.order[next(iter(ids))] if len(ids) == 1 else -1
 
 
 def _exact_titles(st: State, raw_words: list[str]) -> set[int]:
@@ -144,45 +220,99 @@ def fuse(st: State, ev: Evidence, w: Weights = DEFAULT) -> np.ndarray:
     return fuse_and_choose(st, ev, w)[0]
 
 
-def fuse_and_choose(st: State, ev: Evidence, w: Weights = DEFAULT) -> tuple[np.ndarray, np.ndarray]:
-    """The fused score per paragraph, and the score that chooses among one entry's paragraphs.
+def fuse_and_choose(
+    st: State, ev: Evidence, w: Weights = DEFAULT, choose_w: Weights | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fused score per paragraph (best 1), and the score that chooses among one entry's paragraphs.
 
     The second is the first without the paragraph's matches on its own entry's title words (see the
     module docstring); it only ever compares paragraphs of the same entry.
     """
+    if ev.semantic is None and w is DEFAULT:
+        w = WORDS_ONLY
+    feats, own = features(st, ev)
+    fused = feats @ w.vector()
+    choose = choice_features(feats, own) @ (choose_w or CHOOSE).vector()
+    top = float(fused.max()) if len(fused) else 0.0
+    if top > 0:
+        fused, choose = fused / top, choose / top
+    if ev.allowed is not None:
+        keep = ev.allowed[st.lex.unit_entry] if st.lex is not None else ev.allowed
+        fused = np.where(keep, fused, -1.0)
+    return fused.astype(np.float32), choose.astype(np.float32)
+
+
+def choice_features(feats: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """``features`` without the paragraphs' matches on their own entry's title words (see the module docstring)."""
+    out = feats.copy()
+    out[:, FEATURES.index("para")] -= own[:, 0]
+    out[:, FEATURES.index("expand_para")] -= own[:, 1]
+    return out
+
+
+def features(st: State, ev: Evidence) -> tuple[np.ndarray, np.ndarray]:
+    """[paragraph, ``FEATURES``] evidence, each column scaled for this question; and the own-title part of the
+    two paragraph word columns ([paragraph, 2]: "para", "expand_para"), scaled alike.
+
+    Filtered-out paragraphs (``ev.allowed``) get zeros and take no part in the scaling.
+    """
     lex = st.lex
     assert lex is not None
     ue = lex.unit_entry
-    words = ev.lexical + (w.body * ev.body + w.title * ev.title + w.section * ev.section + w.exact * ev.exact)[ue]
-    own = ev.lexical_own
+    keep = ev.allowed[ue] if ev.allowed is not None else None
+    zeros_u = np.zeros(lex.n_units, dtype=np.float32)
+    zeros_e = np.zeros(lex.n_entries, dtype=np.float32)
     x = ev.expanded
-    if x is not None and w.expand:
-        words = words + w.expand * (x.para + (w.body * x.body + w.title * x.title + w.section * x.section)[ue])
-        if x.para_own is not None:
-            own = own + w.expand * x.para_own
-    if ev.allowed is not None:
-        keep = ev.allowed[ue]
-        words = np.where(keep, words, 0.0)
-        own = np.where(keep, own, 0.0)
-    top = float(words.max()) if len(words) else 0.0
-    if top > 0:
-        words, own = words / top, own / top
-    if ev.semantic is None or w.semantic <= 0:
-        fused = words
-    else:
-        sem = ev.semantic if ev.allowed is None else np.where(ev.allowed[ue], ev.semantic, -1.0)
-        best = float(sem.max())
-        base = float(np.median(sem))
-        meaning = np.clip((sem - base) / (best - base), 0.0, None) if best > base else np.zeros_like(sem)
-        if w.meaning_entry:
-            meaning = (meaning + w.meaning_entry * np.maximum.reduceat(meaning, lex.entry_starts)[ue]) / (
-                1 + w.meaning_entry
+    x_para = x.para if x is not None else zeros_u
+    x_own = x.para_own if x is not None and x.para_own is not None else zeros_u
+    para_top, x_top = _top(ev.lexical, keep), _top(x_para, keep)
+    meaning = asked_ = zeros_u
+    if ev.semantic is not None:
+        # the model's evidence counts for the share of the question it read
+        meaning = ev.read * _scaled_cosines(ev.semantic, keep)
+        kept = ev.semantic if ev.asked is None else np.where(ev.asked > -1, ev.asked, ev.semantic)
+        asked_ = ev.read * _scaled_cosines(kept, keep)
+    entry_keep = ev.allowed
+    columns = [
+        ev.lexical / para_top,
+        meaning,
+        asked_,
+        x_para / x_top,
+        *(
+            (v / _top(v, entry_keep))[ue]
+            for v in (
+                ev.body,
+                ev.title,
+                ev.exact,
+                ev.section,
+                x.body if x is not None else zeros_e,
+                x.title if x is not None else zeros_e,
             )
-        fused = w.semantic * meaning + (1 - w.semantic) * words
-        own = (1 - w.semantic) * own
-    if ev.allowed is not None:
-        fused = np.where(ev.allowed[ue], fused, -1.0)
-    return fused.astype(np.float32), (fused - own).astype(np.float32)
+        ),
+    ]
+    feats = np.stack(columns, axis=1).astype(np.float32)
+    own = np.stack([ev.lexical_own / para_top, x_own / x_top], axis=1).astype(np.float32)
+    if keep is not None:
+        feats[~keep] = 0.0
+        own[~keep] = 0.0
+    return feats, own
+
+
+def _top(values: np.ndarray, keep: np.ndarray | None) -> float:
+    """The best value (over allowed items), or 1 when there is none, so dividing by it is always safe."""
+    v = values if keep is None else values[keep]
+    top = float(v.max()) if len(v) else 0.0
+    return top if top > 0 else 1.0
+
+
+def _scaled_cosines(cos: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+    """Cosines mapped so the median paragraph is 0 and the best is 1: raw cosines crowd into a narrow band
+    whose place moves with the question's length and wording."""
+    v = cos if keep is None else cos[keep]
+    if not len(v):
+        return np.zeros_like(cos)
+    best, base = float(v.max()), float(np.median(v))
+    return np.clip((cos - base) / (best - base), 0.0, None) if best > base else np.zeros_like(cos)
 
 
 def group(
@@ -250,4 +380,45 @@ def ranked(
         return [], ev, False
     best = rows[0][2]
     # Close to the best answer, or named outright in the question ("ninjitsu" lists every Ninjitsu entry).
-    return [r for r in rows if r[2] >= w.cutoff * best or ev.exact[r[0]] > 0], ev, True
+    rows = [r for r in rows if r[2] >= w.cutoff * best or ev.exact[r[0]] > 0]
+    return _banned_first(st, ev, _definition_first(st, ev, rows, fused), fused), ev, True
+
+
+def _definition_first(
+    st: State, ev: Evidence, rows: list[tuple[int, int, float]], fused: np.ndarray
+) -> list[tuple[int, int, float]]:
+    """"What is X?" for an entry named X is answered as ``/define X`` would: that entry first, quoted at its
+    opening paragraph (the definition; the ranking would pick the paragraph most like the question, and
+    "Maximum hand size is a stat of the player" is more like "what is my maximum hand size" than the
+    paragraph that says what it is)."""
+    if ev.defines < 0:
+        return rows
+    lex = st.lex
+    assert lex is not None
+    n = ev.defines
+    start = int(lex.entry_starts[n])
+    score = next((r[2] for r in rows if r[0] == n), float(fused[start]))
+    return [(n, int(lex.unit_para[start]), score)] + [r for r in rows if r[0] != n]
+
+
+def _banned_first(
+    st: State, ev: Evidence, rows: list[tuple[int, int, float]], fused: np.ndarray
+) -> list[tuple[int, int, float]]:
+    """"Is Moshi Eihime banned?" is answered by the banned list's line for that card before anything else
+    (the update that banned it comes next): a question with a ban word that names a banned card outright
+    puts that card's entry first, as ``/banned`` would. Other questions are left as ranked."""
+    if not ev.asks_ban:
+        return rows
+    named = list(dict.fromkeys(st.order[i] for i in st.banned_ids if ev.exact[st.order[i]] > 0))
+    if not named:
+        return rows
+    lex = st.lex
+    assert lex is not None
+    first = []
+    for n in named:
+        got = next((r for r in rows if r[0] == n), None)
+        if got is None:
+            start = int(lex.entry_starts[n])
+            got = (n, int(lex.unit_para[start]), float(fused[start]))
+        first.append(got)
+    return first + [r for r in rows if r[0] not in set(named)]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from glossary.model import Corpus, SourceError
-from index import embedding, lexical, store, vectors
+from index import asked, embedding, lexical, store, vectors
 
 #: A reload giving fewer than this share of the serving entries is refused (a folder half gone, say).
 KEEP_SHARE = 0.5
@@ -73,9 +73,11 @@ def reload_refusal(baseline: Baseline, corpus: Corpus) -> str | None:
 
 
 def with_model(fp: str, embedder: embedding.Embedder | None) -> str:
-    """The sources' fingerprint extended with the model and the array layout: changing either rebuilds."""
+    """The sources' fingerprint extended with the model, the kept questions (``index.asked``) and the array
+    layout: changing any of them rebuilds."""
     model = embedder.digest if embedder is not None else "none"
-    return hashlib.sha256(f"{fp}\nmodel:{model}\nlexical:{lexical.VERSION}".encode()).hexdigest()
+    kept = asked.fingerprint() if embedder is not None else "none"
+    return hashlib.sha256(f"{fp}\nmodel:{model}\nasked:{kept}\nlexical:{lexical.VERSION}".encode()).hexdigest()
 
 
 def array_writer(corpus: Corpus, embedder: embedding.Embedder | None, index_dir: Path) -> Callable[[Any, Path], None]:

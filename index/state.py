@@ -20,7 +20,7 @@ import numpy as np
 from whoosh.searching import Searcher
 
 from glossary.model import Corpus, Entry
-from index import lexical, store, vectors
+from index import asked, lexical, store, vectors
 from index.analysis import STEMMED, STOPS, compact, fold, stem
 from index.embedding import Embedder
 from index.results import ChangeRecord
@@ -130,6 +130,8 @@ class State:
     lex: lexical.Lexical | None = None  # word evidence as arrays (see index/lexical.py)
     embedder: Embedder | None = None  # None: the model is off or failed to load; ranking by words only
     vectors: np.ndarray | None = None  # one unit vector per paragraph (lexical.units order)
+    question_vectors: np.ndarray | None = None  # one vector per kept player question (``index.asked``)
+    questions: asked.Asked = asked.NONE  # the kept questions, grouped by paragraph
     entry_source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # per entry, corpus order
     entry_latest: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # latest change date or ""
 
@@ -172,7 +174,7 @@ def write_arrays(ix: Any, folder: Path, corpus: Corpus, embedder: Embedder | Non
     """The build hook (``store.build(extra=...)``): search arrays and paragraph vectors into the build folder."""
     lexical.write(lexical.compute(ix, corpus), folder)
     if embedder is not None:
-        vectors.write(folder, vectors.compute(corpus, embedder, cache_dir), embedder)
+        vectors.write(folder, vectors.compute(corpus, embedder, cache_dir, asked.shipped(corpus)), embedder)
 
 
 def build_state(
@@ -190,15 +192,19 @@ def build_state(
     arrays = lexical.read(opened.path) if opened.path is not None else lexical.compute(opened.index, corpus)
     lex = lexical.Lexical(arrays, len(corpus.entries))
     vecs = None
+    kept = asked.NONE
     if embedder is not None:
+        kept = asked.shipped(corpus)
         if opened.path is not None:
-            vecs = vectors.read(opened.path, embedder, lex.n_units)
+            vecs = vectors.read(opened.path, embedder, lex.n_units + len(kept.texts))
         else:
-            vecs = vectors.compute(corpus, embedder, cache_dir)
+            vecs = vectors.compute(corpus, embedder, cache_dir, kept)
     searcher = opened.index.searcher()
     reader = searcher.reader()
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)
-    st.lex, st.embedder, st.vectors = lex, embedder, vecs
+    st.lex, st.embedder = lex, embedder
+    if vecs is not None:
+        st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units :], kept
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}
     st.ids = [e.id for e in corpus.entries]

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from glossary.model import Corpus, Entry
+from index.asked import NONE, Asked
 from index.embedding import Embedder
 from index.lexical import Unreadable, units
 
@@ -90,9 +91,18 @@ def _write_cache(path: Path, keys: list[bytes], vecs: np.ndarray) -> None:
             os.unlink(tmp)
 
 
-def compute(corpus: Corpus, embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
-    """Vectors for every unit, embedding only texts the cache has not seen with this model."""
-    texts = unit_texts(corpus)
+def asked_texts(asked: Asked) -> list[str]:
+    """What a player's question kept for a paragraph (``index.asked``) is embedded as: the question alone.
+
+    It is compared with the question a player types, so it is embedded the way that one is.
+    """
+    return list(asked.texts)
+
+
+def compute(corpus: Corpus, embedder: Embedder, cache_dir: Path | None, asked: Asked = NONE) -> np.ndarray:
+    """Vectors for every unit, then for every kept question (``asked``), embedding only texts the cache
+    has not seen with this model."""
+    texts = unit_texts(corpus) + asked_texts(asked)
     keys = [_key(t) for t in texts]
     cache_path = _cache_file(cache_dir, embedder) if cache_dir is not None else None
     cached = _read_cache(cache_path, embedder.dim) if cache_path is not None else {}
@@ -104,7 +114,8 @@ def compute(corpus: Corpus, embedder: Embedder, cache_dir: Path | None) -> np.nd
             cached[keys[i]] = fresh[row]
     for i, k in enumerate(keys):
         out[i] = cached[k]
-    log.info("embedded %d of %d paragraphs (%d from the cache)", len(missing), len(texts), len(texts) - len(missing))
+    fresh_n, all_n = len(missing), len(texts)
+    log.info("embedded %d of %d paragraphs and questions (%d from the cache)", fresh_n, all_n, all_n - fresh_n)
     if cache_path is not None and missing:
         current = dict.fromkeys(keys)
         older = [k for k in cached if k not in current][: max(0, CACHE_LIMIT - len(current))]
@@ -120,7 +131,7 @@ def write(folder: Path, vectors: np.ndarray, embedder: Embedder) -> None:
 
 
 def read(folder: Path, embedder: Embedder, count: int) -> np.ndarray:
-    """The build's vectors, checked against the model and the paragraph count (else ``Unreadable``)."""
+    """The build's vectors, checked against the model and the paragraph + question count (else ``Unreadable``)."""
     try:
         meta = json.loads((folder / META).read_text("utf-8"))
         vectors = np.load(folder / FILE, allow_pickle=False)
@@ -129,5 +140,5 @@ def read(folder: Path, embedder: Embedder, count: int) -> np.ndarray:
     if meta.get("digest") != embedder.digest:
         raise Unreadable(f"{FILE}: built with another model")
     if vectors.dtype != np.float32 or vectors.shape != (count, embedder.dim):
-        raise Unreadable(f"{FILE}: shape {vectors.shape} does not match {count} paragraphs")
+        raise Unreadable(f"{FILE}: shape {vectors.shape} does not match {count} paragraphs and questions")
     return vectors

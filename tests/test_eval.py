@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES
+from index import ranking, training
 from index.engine import Engine
-from index.evaluate import GRID, Baseline, Fts5, cross_validate, format_bench, load_eval, run_eval, synthetic
+from index.evaluate import Baseline, Fts5, cross_validate, format_bench, load_eval, run_eval, synthetic
 
 
 @pytest.fixture(scope="module")
@@ -30,37 +32,71 @@ def test_engine_meets_targets_and_beats_baseline(engine: Engine) -> None:
     result = run_eval(engine, tune=False)
     modes, b = result["modes"], result["baseline"]
     hybrid = modes["hybrid"]
-    # the figures reached on the shipped eval set (literal top-1 93.4%, own-words top-1 80.8%): no silent regression
-    assert hybrid["literal"]["top1"] >= 0.93 and hybrid["literal"]["top3"] >= 0.97, result["search_misses"]
-    assert hybrid["paraphrased"]["top1"] >= 0.80 and hybrid["paraphrased"]["top3"] >= 0.92, result["search_misses"]
-    assert hybrid["paraphrased"]["top1_paragraph"] >= 0.73, result["search_misses"]
+    # the figures reached on the shipped eval set (literal top-1 94.3%, own-words top-1 91.3% and top-3 99.0%):
+    # no silent regression
+    assert hybrid["literal"]["top1"] >= 0.94 and hybrid["literal"]["top3"] >= 0.99, result["search_misses"]
+    assert hybrid["paraphrased"]["top1"] >= 0.90 and hybrid["paraphrased"]["top3"] >= 0.98, result["search_misses"]
+    assert hybrid["paraphrased"]["top1_paragraph"] >= 0.83, result["search_misses"]
     assert result["define"]["exact_or_first"] == 1.0, result["define_misses"]
     for g in ("literal", "paraphrased"):
         assert hybrid[g]["mrr"] > b[g]["mrr"] and hybrid[g]["top1"] > b[g]["top1"]
         # fusing beats either kind of evidence alone
-        assert hybrid[g]["mrr"] > modes["lexical"][g]["mrr"] and hybrid[g]["mrr"] > modes["semantic"][g]["mrr"]
+        assert hybrid[g]["mrr"] > max(m[g]["mrr"] for name, m in modes.items() if name != "hybrid")
     shown = result["shown"]
     assert shown["refused"] == 0 and shown["unanswerable_refused"] == shown["unanswerable"]
     assert shown["mean_results"] < 5  # not padded to the limit
 
 
-def test_eval_set_has_own_words_questions_with_paragraphs(engine: Engine) -> None:
+def test_eval_questions_name_their_paragraphs(engine: Engine) -> None:
     data = load_eval()
     assert len(data["paraphrased"]) >= 60
     by_id = engine.corpus.by_id()
-    for x in data["paraphrased"]:
+    for x in data["paraphrased"] + data["search"]:  # both sets name the answering paragraph(s)
         paras = x["paragraph"] if isinstance(x["paragraph"], list) else [x["paragraph"]]
         assert all(0 <= p < len(by_id[x["expected"]].paragraphs) for p in paras), x
 
 
 def test_cross_validation_reports_held_out_figures(engine: Engine) -> None:
-    grid = {**{k: v[:2] for k, v in GRID.items()}, "expand": (0.0, 1.5)}  # a small grid: the full one is for eval
-    cv = cross_validate(engine, load_eval(), folds=3, grid=grid)
+    cv = cross_validate(engine, load_eval(), folds=3, seeds=(7,))
     assert set(cv["held_out"]) == {"literal", "paraphrased"} and len(cv["fold_picks"]) == 3
     assert 0.5 < cv["held_out"]["paraphrased"]["mrr"] <= 1.0
     assert 0.3 < cv["held_out"]["paraphrased"]["top1_paragraph"] <= cv["held_out"]["paraphrased"]["top1"]
-    assert "top1_paragraph" not in cv["held_out"]["literal"]  # literal questions name no paragraph
-    assert all(set(p) == set(GRID) for p in cv["fold_picks"])
+    assert 0.3 < cv["held_out"]["literal"]["top1_paragraph"] <= cv["held_out"]["literal"]["top1"]
+    assert all(set(p) == set(ranking.FEATURES) for p in cv["fold_picks"])
+    assert all(v >= 0 for p in cv["fold_picks"] for v in p.values())  # evidence only ever adds
+
+
+def test_shipped_weights_are_the_fit_on_all_questions(engine: Engine) -> None:
+    """``ranking.DEFAULT``, ``WORDS_ONLY`` and ``CHOOSE`` hold what ``python -m index eval`` fits (rounded as it
+    prints them)."""
+    cv = cross_validate(engine, load_eval(), folds=2, seeds=(7,))
+    pairs = (
+        (cv["best"], ranking.DEFAULT),
+        (cv["best_words_only"], ranking.WORDS_ONLY),
+        (cv["best_choice"], ranking.CHOOSE),
+    )
+    for fitted, shipped in pairs:
+        for f in ranking.FEATURES:
+            assert abs(getattr(fitted, f) - getattr(shipped, f)) <= 0.011, f
+    assert ranking.WORDS_ONLY.meaning == ranking.WORDS_ONLY.asked == 0.0
+
+
+def test_fit_finds_the_feature_that_separates_answers() -> None:
+    """On made-up evidence where only one column tells the answer, the fit weights that column and not noise."""
+    rng = np.random.default_rng(3)
+    n_q, n_units = 40, 30
+    starts = np.arange(0, n_units, 3)  # ten entries of three paragraphs
+    feats = rng.random((n_q, n_units, len(ranking.FEATURES))).astype(np.float32)
+    expected = rng.integers(0, len(starts), n_q)
+    col = ranking.FEATURES.index("asked")
+    for q, e in enumerate(expected):
+        feats[q, :, col] *= 0.5
+        feats[q, starts[e] + 1, col] = 1.0  # the answer's second paragraph is the only strong match
+    w = training.fit(feats, expected, starts)
+    assert int(np.argmax(w)) == col and (w >= 0).all()
+    assert (training.ranks(feats, w, expected, starts) == 1).mean() > 0.9
+    only_words = training.fit(feats, expected, starts, use=("para", "body"))
+    assert only_words[col] == 0.0
 
 
 def test_baseline_is_body_only_bm25(engine: Engine) -> None:

@@ -3,7 +3,6 @@ entry's answering paragraph without its own title words, and the evaluation that
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES
-from index import evaluate, expansion, ranking
+from index import evaluate, expansion, ranking, training
 from index.analysis import fold
 from index.engine import Engine
 from index.thesaurus import PLAYER_TO_RULES
@@ -24,12 +23,14 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     eng.close()
 
 
-def top(engine: Engine, question: str, w: ranking.Weights, choose: bool = True) -> list[tuple[str, int]]:
+def top(
+    engine: Engine, question: str, w: ranking.Weights, choose: bool = True, limit: int = 3
+) -> list[tuple[str, int]]:
     st = engine._st
     ev = ranking.evidence(st, question)
     assert ev is not None
     fused, by = ranking.fuse_and_choose(st, ev, w)
-    return [(st.ids[n], p) for n, p, _s in ranking.group(st, fused, 3, by if choose else None)]
+    return [(st.ids[n], p) for n, p, _s in ranking.group(st, fused, limit, by if choose else None)]
 
 
 # -- the thesaurus and query expansion ---------------------------------------------------------------------
@@ -57,10 +58,14 @@ def test_expansion_is_evidence_of_its_own(engine: Engine) -> None:
     ev = ranking.evidence(st, "does my teacher card go in the fate deck")
     assert ev is not None and ev.expanded is not None
     assert "sensei" not in ev.terms and ev.expanded.title[st.order["obsidian-hand:iii-a-senseis"]] > 0
-    # the rule words lift the Senseis entry to the top; without them the player's words do not reach it
+    # by words alone the rule words lift the Senseis entry into the first two; without them it ranks lower
+    # (with the model, its evidence reaches it too)
     question, sensei_id = "does my teacher card go in the fate deck", "obsidian-hand:iii-a-senseis"
     assert top(engine, question, ranking.DEFAULT)[0][0] == sensei_id
-    assert top(engine, question, replace(ranking.DEFAULT, expand=0.0))[0][0] != sensei_id
+    unexpanded = replace(ranking.WORDS_ONLY, expand_para=0.0, expand_body=0.0, expand_title=0.0)
+    with_words = [n for n, _p in top(engine, question, ranking.WORDS_ONLY, limit=10)]
+    without = [n for n, _p in top(engine, question, unexpanded, limit=10)] + [sensei_id]
+    assert with_words.index(sensei_id) <= 1 < without.index(sensei_id)
     # a question in rule words only gets nothing added
     plain = ranking.evidence(st, "what is the gold production of a stronghold")
     assert plain is not None and plain.expanded is None
@@ -90,55 +95,62 @@ def test_own_title_words_are_told_apart(engine: Engine) -> None:
 
 
 @pytest.mark.parametrize(
-    ("question", "entry_id", "paragraph", "before"),
+    ("question", "entry_id", "paragraph"),
     [
-        ("what is a ranged attack", "glossary:ranged-attack", 0, 4),
-        ("does a token count as a card", "glossary:token", 0, 1),
+        ("what is a ranged attack", "glossary:ranged-attack", 0),
+        ("does a token count as a card", "glossary:token", 0),
     ],
 )
-def test_title_words_do_not_choose_the_paragraph(
-    engine: Engine, question: str, entry_id: str, paragraph: int, before: int
-) -> None:
-    # the same entry ranks first either way; only the paragraph quoted differs
+def test_title_words_do_not_choose_the_paragraph(engine: Engine, question: str, entry_id: str, paragraph: int) -> None:
     assert top(engine, question, ranking.DEFAULT)[0] == (entry_id, paragraph)
-    assert top(engine, question, ranking.DEFAULT, choose=False)[0] == (entry_id, before)
     hit = engine.search(question)[0]
     assert (hit.entry.id, hit.paragraph) == (entry_id, paragraph)
+    # counted in, the title words would favour the paragraphs that repeat the title most
+    st = engine._st
+    ev = ranking.evidence(st, question)
+    assert ev is not None
+    feats, own = ranking.features(st, ev)
+    para = ranking.FEATURES.index("para")
+    units = np.flatnonzero(st.lex.unit_entry == st.order[entry_id])
+    assert own[units, 0].max() > 0 and np.allclose(ranking.choice_features(feats, own)[units, para],
+                                                   feats[units, para] - own[units, 0])
 
 
 @pytest.mark.parametrize(
-    ("question", "entry_id", "paragraph"),
+    ("question", "answers"),
     [
-        ("when does a ranged attack resolve", "glossary:ranged-attack", 9),
-        ("is ranged attack a keyword", "glossary:ranged-attack", 8),
-        ("can a terrain be an enemy card", "glossary:terrain", 2),
+        # Resolve's paragraph 5 states the Ranged Attack rule word for word ("4. A Ranged Attack itself ...")
+        ("when does a ranged attack resolve", {("glossary:ranged-attack", 9), ("glossary:resolve", 5)}),
+        ("is ranged attack a keyword", {("glossary:ranged-attack", 8)}),
+        ("can a terrain be an enemy card", {("glossary:terrain", 2)}),
     ],
 )
 def test_other_words_still_choose_a_later_paragraph(
-    engine: Engine, question: str, entry_id: str, paragraph: int
+    engine: Engine, question: str, answers: set[tuple[str, int]]
 ) -> None:
     hit = engine.search(question)[0]
-    assert (hit.entry.id, hit.paragraph) == (entry_id, paragraph)
+    assert (hit.entry.id, hit.paragraph) in answers
 
 
 # -- the evaluation ---------------------------------------------------------------------------------------
 
 
-def test_cross_validation_scores_agree_with_the_ranking_itself(engine: Engine) -> None:
-    """The vectorised scoring the CV uses gives the same ranks as ``fuse`` + ``group`` for sampled weights."""
+def test_fitting_scores_agree_with_the_ranking_itself(engine: Engine) -> None:
+    """The ranks the fit and the cross-validation use (``training.ranks`` on ``features``) are those of
+    ``fuse`` + ``group``, for the shipped weights and for random ones."""
     data = evaluate.load_eval()
-    data = {"search": data["search"][::7], "paraphrased": data["paraphrased"][::7]}
+    data = {"search": data["search"][::5], "paraphrased": data["paraphrased"][::5]}
     questions = evaluate._questions(engine, data)
-    grid = {"semantic": (0.0, 0.4, 1.0), "meaning_entry": (0.0, 1.0), "body": (0.3, 2.0), "title": (0.5, 3.0),
-            "section": (0.0, 0.2), "exact": (0.5, 2.0), "expand": (0.0, 1.5)}
-    combos = evaluate._combos(grid)
-    rr = evaluate._reciprocal_ranks(engine, questions, grid)
+    feats, _choice = evaluate._feature_stack(engine, questions)
+    expected = np.array([q.expected for q in questions])
     st = engine._st
-    for j in random.Random(3).sample(range(len(combos)), 12):
-        got, _paras = evaluate._mode_rankings(engine, questions, combos[j])
+    rng = np.random.default_rng(3)
+    for w in [ranking.DEFAULT, *(ranking.DEFAULT.with_vector(rng.random(len(ranking.FEATURES))) for _ in range(5))]:
+        ranks = training.ranks(feats, w.vector(), expected, st.lex.entry_starts)
+        got, _paras = evaluate._mode_rankings(engine, questions, w)
         for i, qu in enumerate(questions):
             exp = st.ids[qu.expected]
-            assert rr[i, j] == pytest.approx(1 / (got[i].index(exp) + 1) if exp in got[i] else 0.0), (combos[j], qu.q)
+            assert (got[i].index(exp) + 1 if exp in got[i] else 11) == min(ranks[i], 11), (w, qu.q)
 
 
 def test_held_out_sets_are_scored_beside_what_each_change_replaced(engine: Engine) -> None:
@@ -148,7 +160,7 @@ def test_held_out_sets_are_scored_beside_what_each_change_replaced(engine: Engin
     assert para["shipped"]["n"] >= 30 and named["shipped"]["n"] >= 30
     # figures reached when these were written (the sets were never tuned on): no silent regression
     assert para["shipped"]["top1"] > para["without thesaurus"]["top1"]
-    assert named["shipped"]["top1_paragraph"] > named["title words choose the paragraph"]["top1_paragraph"]
+    assert named["shipped"]["top1_paragraph"] >= named["best fused paragraph"]["top1_paragraph"]
     text = evaluate.format_eval({**evaluate.run_eval(engine, tune=False), "heldout": result})
     assert "held-out set 'named'" in text and "without thesaurus" in text
 
@@ -167,3 +179,51 @@ def test_a_hit_analyses_only_the_paragraph_it_quotes(engine: Engine) -> None:
     best = fulltext.make_hit(st, entry, 1.0, {"overlay": 1.0})
     assert entry.id in st.para_tokens and "**overlay**" in best.snippet
     assert st.paragraph_tokens_at(entry, 13) == st.para_tokens[entry.id][13]
+
+
+# -- questions answered as the lookups would answer them ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "entry_id"),
+    [
+        ("what is my maximum hand size", "obsidian-hand:ii-c-maximum-hand-size"),
+        ("what's a ranged attack?", "glossary:ranged-attack"),
+        ("define terrain", "glossary:terrain"),
+        ("what does enemy mean", "glossary:enemy"),
+    ],
+)
+def test_what_is_a_name_quotes_its_definition(engine: Engine, question: str, entry_id: str) -> None:
+    ev = ranking.evidence(engine._st, question)
+    assert ev is not None and engine._st.ids[ev.defines] == entry_id
+    hit = engine.search(question)[0]
+    assert (hit.entry.id, hit.paragraph) == (entry_id, 0)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what is the focus value of a card", "can a terrain be an enemy card", "what is honor", "terrain"],
+)
+def test_other_questions_are_not_definitions(engine: Engine, question: str) -> None:
+    # more than a name, not a "what is" question, or a name several entries share ("Honor"): ranked as usual
+    ev = ranking.evidence(engine._st, question)
+    assert ev is not None and ev.defines == -1
+
+
+def test_a_ban_question_naming_a_banned_card_answers_with_its_line(engine: Engine) -> None:
+    banned = "obsidian-hand:banned-moshi-eihime"
+    for question in ("is moshi eihime banned in obsidian hand", "Moshi Eihime legal?"):
+        ev = ranking.evidence(engine._st, question)
+        assert ev is not None and ev.asks_ban
+        assert [h.entry.id for h in engine.search(question)][:2] == [banned, "obsidian-hand:update-2016-02-15"]
+    ev = ranking.evidence(engine._st, "what does moshi eihime do")
+    assert ev is not None and not ev.asks_ban
+
+
+def test_a_long_paste_counts_the_model_for_the_part_it_read(engine: Engine) -> None:
+    short = ranking.evidence(engine._st, "is a terrain an enemy card")
+    long = ranking.evidence(engine._st, ("noise " * 900) + "terrain")
+    assert short is not None and long is not None
+    assert short.read == 1.0 and 0.2 < long.read < 0.4
+    feats, _own = ranking.features(engine._st, long)
+    assert feats[:, ranking.FEATURES.index("asked")].max() == pytest.approx(long.read)

@@ -79,14 +79,12 @@ def test_good_in_a_question_does_not_bring_gold_rules(engine: Engine, monkeypatc
         assert not any("**Gold**" in h.snippet or "**gold**" in h.snippet for h in hits), q
     # What the same questions answered without the check: entries found through "gold" alone.
     monkeypatch.setattr(english, "SOURCE", Path("/nonexistent/tokenizer.json"))
-    before = {q: [h.entry.id for h in engine.search(q)] for q in questions}
-    assert "obsidian-hand:iii-a-strongholds-c-gold-production" in before[questions[0]]
-    assert "obsidian-hand:ability-reserve" in before[questions[1]]
+    before = {q: engine.search(q) for q in questions}
+    gold_before = {q: [h.entry.id for h in hits if "**gold**" in h.snippet.lower()] for q, hits in before.items()}
+    assert all(gold_before.values()), gold_before  # "good" read as "gold" found gold rules for both questions
     monkeypatch.undo()
-    for q in questions:
-        now = [h.entry.id for h in engine.search(q)]
-        assert "obsidian-hand:iii-a-strongholds-c-gold-production" not in now, q
-        assert "obsidian-hand:ability-reserve" not in now, q
+    for q in questions:  # with the check: the same questions, and no hit quoted for its gold any more
+        assert not any("**gold**" in h.snippet.lower() for h in engine.search(q)), q
     assert [h.entry.id for h in engine.search(questions[1])][0] == "obsidian-hand:ability-recruit"
 
 
