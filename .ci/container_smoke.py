@@ -91,6 +91,9 @@ async def run(image: str, podman: Podman) -> None:
             check(healthcheck.returncode == 0, f"HEALTHCHECK passes ({healthcheck.stdout.strip() or 'healthy'})")
             define = await asyncio.to_thread(podman, "exec", name, "python", "-m", "index", "define", "target")
             check(define.returncode == 0 and define.stdout.startswith("Target"), "python -m index define target")
+            stats = await asyncio.to_thread(podman, "exec", name, "python", "-m", "index", "stats", "--json")
+            kept = json.loads(stats.stdout or "{}").get("kept_questions", 0) if stats.returncode == 0 else 0
+            check(kept >= 900, f"the kept players' questions ship in the image and are used ({kept})")
             rec = await fake.invoke_command("define", {"term": "target"}, timeout=10)
             check(rec.message["embeds"][0]["title"] == "Target", "/define target answered through the fake Discord")
 

@@ -27,6 +27,7 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "all-MiniLM-L6-v2-i
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 POOLING_FILE = Path("1_Pooling") / "config.json"
+RUN = "one text per call"  # see ``Embedder.embed``; part of ``Embedder.digest``
 MAX_TOKENS = 256  # the model's own max_seq_length (sentence_bert_config.json)
 THREADS = 2  # onnxruntime intra-op threads: the bot runs on small machines next to other work
 
@@ -82,7 +83,8 @@ class Embedder:
         for rel in (MODEL_FILE, TOKENIZER_FILE):
             if not (folder / rel).is_file():
                 raise ModelError(f"{folder} has no {rel}")
-        self.digest = model_digest(folder)
+        # the way texts are run is part of what decides a vector: batched vectors (before) are not reused
+        self.digest = hashlib.sha256(f"{model_digest(folder)}\nrun:{RUN}".encode()).hexdigest()
         self.name = folder.name
         self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         self._tokenizer.enable_truncation(MAX_TOKENS)

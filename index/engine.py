@@ -332,6 +332,8 @@ class Engine:
             "fingerprint": st.meta.get("fingerprint"),
             "embedding_model": st.embedder.name if st.embedder is not None else None,
             "paragraphs": st.lex.n_units if st.lex is not None else None,
+            # players' questions kept for paragraphs (index/asked.py) that the ranking uses: 0 with the model off
+            "kept_questions": len(st.questions.texts) if st.question_vectors is not None else 0,
         }
 
 

@@ -202,6 +202,7 @@ def _mode_rankings(
     w: ranking.Weights,
     choose: bool = True,
     choose_w: ranking.Weights | None = None,
+    shapes: bool = True,
 ) -> tuple[list[list[str]], list[int | None]]:
     """Top-10 entry ids and the top hit's paragraph for each question, uncut, with weights ``w``.
 
@@ -213,8 +214,10 @@ def _mode_rankings(
     for qu in questions:
         rows = []
         if qu.ev is not None:
-            fused, by = ranking.fuse_and_choose(st, qu.ev, w, choose_w)
-            rows = ranking.group(st, fused, 10, by if choose else None)
+            if choose:
+                rows = ranking.rank(st, qu.ev, w, 10, choose_w, shapes=shapes)
+            else:
+                rows = ranking.group(st, ranking.fuse(st, qu.ev, w), 10)
         ids.append([st.corpus.entries[n].id for n, _p, _s in rows])
         paras.append(rows[0][1] if rows else None)
     return ids, paras
@@ -309,11 +312,13 @@ def run_eval(engine: Engine, path: Path | None = None, tune: bool = True) -> dic
             "lexical": ranking.WORDS_ONLY,
             "semantic (paragraphs)": _only(meaning=1.0),
             "semantic (+ questions)": _only(meaning=ranking.DEFAULT.meaning, asked=ranking.DEFAULT.asked),
+            "hybrid, no shape rules": ranking.DEFAULT,
             "hybrid": ranking.DEFAULT,
         }
     result: dict[str, Any] = {"model": st.embedder.name if st.embedder is not None else None, "modes": {}}
     for name, w in modes.items():
-        ids, paras = _mode_rankings(engine, questions, w)
+        # question-shape rules (``ranking.rank``) apply to every mode but the one named without them
+        ids, paras = _mode_rankings(engine, questions, w, shapes=name != "hybrid, no shape rules")
         row = {}
         for g in ("literal", "paraphrased"):
             sel = [i for i, q in enumerate(questions) if q.group == g]

@@ -22,6 +22,7 @@ and the fit on all questions, which is what ``DEFAULT`` and ``WORDS_ONLY`` hold.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -47,7 +48,13 @@ FEATURES = (
     "expand_title",  # the thesaurus' rule words in the title
 )
 MEANING = ("meaning", "asked")  # the columns that need the model
+# The fit's softmax sharpness (``index.training``): with it, exp(SHARPNESS * score) is proportional to the
+# fitted model's chance that an entry answers, which is what the cut-off compares.
+SHARPNESS = 5.0
 BAN_WORDS = frozenset({"ban", "banned", "bans", "banning", "legal", "illegal", "forbidden"})
+CHANGE_WORDS = frozenset(
+    {"change", "changed", "changes", "update", "updated", "updates", "errata", "erratum", "reworded", "amended"}
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ class Weights:
     section: float = 0.0
     expand_body: float = 0.47
     expand_title: float = 0.0
-    cutoff: float = 0.7  # keep entries scoring at least this fraction of the best one
+    cutoff: float = 0.05  # keep entries the fitted model finds at least this fraction as likely as the best
     floor: float = 0.3  # best paragraph cosine below this, with few question words found: nothing is close
 
     def vector(self) -> np.ndarray:
@@ -113,6 +120,7 @@ class Evidence:
     asked: np.ndarray | None = None  # per paragraph: best cosine with one of its kept questions (-1: none kept)
     read: float = 1.0  # share of the question the model read (a long paste is read only in part)
     asks_ban: bool = False  # the question says "banned", "legal"... (``_banned_first``)
+    asks_change: bool = False  # the question says "changed", "updated"... (``_changed_first``)
     defines: int = -1  # the entry a "what is <its name>" question asks about (``_definition``), else -1
 
 
@@ -166,6 +174,7 @@ def evidence(
         kept,
         read,
         bool(BAN_WORDS.intersection(raw_words)) or "banned" in phrases,
+        bool(CHANGE_WORDS.intersection(raw_words)),
         _definition(st, raw_words),
     )
 
@@ -225,21 +234,47 @@ def fuse_and_choose(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The fused score per paragraph (best 1), and the score that chooses among one entry's paragraphs.
 
-    The second is the first without the paragraph's matches on its own entry's title words (see the
-    module docstring); it only ever compares paragraphs of the same entry.
+    The second leaves out the paragraph's matches on its own entry's title words (see the module docstring)
+    and only ever compares paragraphs of the same entry. The arithmetic is ``features(...) @ w`` without
+    building the matrix: entry-level evidence is summed per entry and spread once, zero weights are skipped.
     """
+    fused, choose, _top = fuse_scaled(st, ev, w, choose_w)
+    return fused, choose
+
+
+def fuse_scaled(
+    st: State, ev: Evidence, w: Weights = DEFAULT, choose_w: Weights | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """``fuse_and_choose``, and the best paragraph's score before scaling (for the cut-off)."""
     if ev.semantic is None and w is DEFAULT:
         w = WORDS_ONLY
-    feats, own = features(st, ev)
-    fused = feats @ w.vector()
-    choose = choice_features(feats, own) @ (choose_w or CHOOSE).vector()
+    choose_w = choose_w or CHOOSE
+    lex = st.lex
+    assert lex is not None
+    units, entries, own = _columns(st, ev)
+    fused = np.zeros(lex.n_units, dtype=np.float32)
+    choose = np.zeros(lex.n_units, dtype=np.float32)
+    for name, column in units.items():
+        weight, pick = getattr(w, name), getattr(choose_w, name)
+        if weight:
+            fused += weight * column
+        if pick:
+            choose += pick * (column - own[name] if name in own else column)
+    per_entry = np.zeros(lex.n_entries, dtype=np.float32)
+    for name, column in entries.items():
+        weight = getattr(w, name)
+        if weight:
+            per_entry += weight * column
+    fused += per_entry[lex.unit_entry]
+    keep = ev.allowed[lex.unit_entry] if ev.allowed is not None else None
+    if keep is not None:
+        fused = np.where(keep, fused, 0.0)
     top = float(fused.max()) if len(fused) else 0.0
     if top > 0:
         fused, choose = fused / top, choose / top
-    if ev.allowed is not None:
-        keep = ev.allowed[st.lex.unit_entry] if st.lex is not None else ev.allowed
+    if keep is not None:
         fused = np.where(keep, fused, -1.0)
-    return fused.astype(np.float32), choose.astype(np.float32)
+    return fused.astype(np.float32), choose.astype(np.float32), top
 
 
 def choice_features(feats: np.ndarray, own: np.ndarray) -> np.ndarray:
@@ -252,14 +287,32 @@ def choice_features(feats: np.ndarray, own: np.ndarray) -> np.ndarray:
 
 def features(st: State, ev: Evidence) -> tuple[np.ndarray, np.ndarray]:
     """[paragraph, ``FEATURES``] evidence, each column scaled for this question; and the own-title part of the
-    two paragraph word columns ([paragraph, 2]: "para", "expand_para"), scaled alike.
+    two paragraph word columns ([paragraph, 2]: "para", "expand_para"), scaled alike. What the weights are
+    fitted to (``index.training``); ``fuse_and_choose`` computes the same sums without the matrix.
 
     Filtered-out paragraphs (``ev.allowed``) get zeros and take no part in the scaling.
     """
     lex = st.lex
     assert lex is not None
+    units, entries, own = _columns(st, ev)
     ue = lex.unit_entry
-    keep = ev.allowed[ue] if ev.allowed is not None else None
+    feats = np.stack([units[f] if f in units else entries[f][ue] for f in FEATURES], axis=1).astype(np.float32)
+    own_cols = np.stack([own["para"], own["expand_para"]], axis=1).astype(np.float32)
+    if ev.allowed is not None:
+        keep = ev.allowed[ue]
+        feats[~keep] = 0.0
+        own_cols[~keep] = 0.0
+    return feats, own_cols
+
+
+def _columns(
+    st: State, ev: Evidence
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The scaled evidence: per-paragraph columns, per-entry columns, and the own-title part of the two
+    paragraph word columns (scaled alike)."""
+    lex = st.lex
+    assert lex is not None
+    keep = ev.allowed[lex.unit_entry] if ev.allowed is not None else None
     zeros_u = np.zeros(lex.n_units, dtype=np.float32)
     zeros_e = np.zeros(lex.n_entries, dtype=np.float32)
     x = ev.expanded
@@ -272,30 +325,18 @@ def features(st: State, ev: Evidence) -> tuple[np.ndarray, np.ndarray]:
         meaning = ev.read * _scaled_cosines(ev.semantic, keep)
         kept = ev.semantic if ev.asked is None else np.where(ev.asked > -1, ev.asked, ev.semantic)
         asked_ = ev.read * _scaled_cosines(kept, keep)
-    entry_keep = ev.allowed
-    columns = [
-        ev.lexical / para_top,
-        meaning,
-        asked_,
-        x_para / x_top,
-        *(
-            (v / _top(v, entry_keep))[ue]
-            for v in (
-                ev.body,
-                ev.title,
-                ev.exact,
-                ev.section,
-                x.body if x is not None else zeros_e,
-                x.title if x is not None else zeros_e,
-            )
-        ),
-    ]
-    feats = np.stack(columns, axis=1).astype(np.float32)
-    own = np.stack([ev.lexical_own / para_top, x_own / x_top], axis=1).astype(np.float32)
-    if keep is not None:
-        feats[~keep] = 0.0
-        own[~keep] = 0.0
-    return feats, own
+    units = {"para": ev.lexical / para_top, "meaning": meaning, "asked": asked_, "expand_para": x_para / x_top}
+    raw = {
+        "body": ev.body,
+        "title": ev.title,
+        "exact": ev.exact,
+        "section": ev.section,
+        "expand_body": x.body if x is not None else zeros_e,
+        "expand_title": x.title if x is not None else zeros_e,
+    }
+    entries = {name: v / _top(v, ev.allowed) for name, v in raw.items()}
+    own = {"para": ev.lexical_own / para_top, "expand_para": x_own / x_top}
+    return units, entries, own
 
 
 def _top(values: np.ndarray, keep: np.ndarray | None) -> float:
@@ -365,6 +406,36 @@ def is_close(ev: Evidence, w: Weights = DEFAULT) -> bool:
     return best >= w.floor or bool(ev.exact.any()) or (ev.known > 0 and 2 * ev.known >= ev.n_content)
 
 
+def rank(
+    st: State,
+    ev: Evidence,
+    w: Weights = DEFAULT,
+    limit: int = 10,
+    choose_w: Weights | None = None,
+    shapes: bool = True,
+) -> list[tuple[int, int, float]]:
+    """The uncut ranking: fused, grouped by entry, then the question shapes the lookups answer (``shapes``):
+    a definition, a change and a ban question put what ``/define``, ``/changes`` and ``/banned`` would show
+    first. Each row is (entry index, paragraph, score)."""
+    return _rank(st, ev, w, limit, choose_w, shapes)[0]
+
+
+def _rank(
+    st: State, ev: Evidence, w: Weights, limit: int, choose_w: Weights | None = None, shapes: bool = True
+) -> tuple[list[tuple[int, int, float]], int, float]:
+    """``rank``, how many rows lead because of the question's shape, and the cut-off's lowest kept score."""
+    fused, choose, top = fuse_scaled(st, ev, w, choose_w)
+    # kept: entries the fitted model finds at least ``w.cutoff`` as likely as the best (scores are scaled by top)
+    floor = 1.0 - math.log(1.0 / w.cutoff) / (SHARPNESS * top) if top > 0 and 0 < w.cutoff < 1 else 0.0
+    rows = group(st, fused, limit, choose)
+    if not (shapes and rows):
+        return rows, 0, floor
+    first = _definition_first(st, ev, fused) + _changed_first(st, ev, fused) + _banned_first(st, ev, fused)
+    firsts = list({r[0]: r for r in first}.values())[:limit]
+    promoted = {r[0] for r in firsts}
+    return (firsts + [r for r in rows if r[0] not in promoted])[:limit], len(firsts), floor
+
+
 def ranked(
     st: State, question: str, limit: int, source: str | None = None, since: str | None = None, w: Weights = DEFAULT
 ) -> tuple[list[tuple[int, int, float]], Evidence | None, bool]:
@@ -372,53 +443,56 @@ def ranked(
     ev = evidence(st, question, source, since)
     if ev is None:
         return [], None, False
-    fused, choose = fuse_and_choose(st, ev, w)
-    rows = group(st, fused, limit, choose)
+    rows, lead, floor = _rank(st, ev, w, limit)
     if not rows:
         return [], ev, False
     if not is_close(ev, w):
         return [], ev, False
-    best = rows[0][2]
-    # Close to the best answer, or named outright in the question ("ninjitsu" lists every Ninjitsu entry).
-    rows = [r for r in rows if r[2] >= w.cutoff * best or ev.exact[r[0]] > 0]
-    return _banned_first(st, ev, _definition_first(st, ev, rows, fused), fused), ev, True
+    # Close to the best answer, named outright in the question ("ninjitsu" lists every Ninjitsu entry), or put
+    # first for the question's shape.
+    kept = [r for i, r in enumerate(rows) if r[2] >= floor or ev.exact[r[0]] > 0 or i < lead]
+    return kept, ev, True
 
 
-def _definition_first(
-    st: State, ev: Evidence, rows: list[tuple[int, int, float]], fused: np.ndarray
-) -> list[tuple[int, int, float]]:
-    """"What is X?" for an entry named X is answered as ``/define X`` would: that entry first, quoted at its
-    opening paragraph (the definition; the ranking would pick the paragraph most like the question, and
-    "Maximum hand size is a stat of the player" is more like "what is my maximum hand size" than the
-    paragraph that says what it is)."""
-    if ev.defines < 0:
-        return rows
+def _row(st: State, n: int, fused: np.ndarray, paragraph: int | None = None) -> tuple[int, int, float]:
+    """Entry ``n`` as a result row: at ``paragraph`` (default: its opening one), scored by its best paragraph."""
     lex = st.lex
     assert lex is not None
-    n = ev.defines
     start = int(lex.entry_starts[n])
-    score = next((r[2] for r in rows if r[0] == n), float(fused[start]))
-    return [(n, int(lex.unit_para[start]), score)] + [r for r in rows if r[0] != n]
+    end = int(lex.entry_starts[n + 1]) if n + 1 < lex.n_entries else lex.n_units
+    para = int(lex.unit_para[start]) if paragraph is None else paragraph
+    return n, para, float(fused[start:end].max())
 
 
-def _banned_first(
-    st: State, ev: Evidence, rows: list[tuple[int, int, float]], fused: np.ndarray
-) -> list[tuple[int, int, float]]:
-    """"Is Moshi Eihime banned?" is answered by the banned list's line for that card before anything else
-    (the update that banned it comes next): a question with a ban word that names a banned card outright
-    puts that card's entry first, as ``/banned`` would. Other questions are left as ranked."""
+def _definition_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
+    """"What is X?" for an entry named X is answered as ``/define X`` would: that entry, quoted at its opening
+    paragraph (the definition; the ranking would pick the paragraph most like the question, and "Maximum hand
+    size is a stat of the player" is more like "what is my maximum hand size" than the paragraph that says
+    what it is)."""
+    return [_row(st, ev.defines, fused)] if ev.defines >= 0 else []
+
+
+def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
+    """"When was Naval Invasion changed?" is answered as ``/changes`` would: the update-log records that
+    changed an entry named outright in a question with a change word, newest first."""
+    if not ev.asks_change:
+        return []
+    records: dict[str, str] = {}
+    for n in np.flatnonzero(ev.exact > 0).tolist():
+        entry = st.corpus.entries[n]
+        if entry.kind == "update":
+            continue
+        for change in entry.changes:
+            if change.update_id and change.update_id in st.order:
+                records[change.update_id] = max(records.get(change.update_id, ""), change.date or "")
+    newest = sorted(records, key=lambda i: records[i], reverse=True)
+    return [_row(st, st.order[i], fused) for i in newest]
+
+
+def _banned_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
+    """"Is Moshi Eihime banned?" is answered by the banned list's line for that card, as ``/banned`` would
+    (the update that banned it follows in the ranking): a ban word plus a banned card named outright."""
     if not ev.asks_ban:
-        return rows
-    named = list(dict.fromkeys(st.order[i] for i in st.banned_ids if ev.exact[st.order[i]] > 0))
-    if not named:
-        return rows
-    lex = st.lex
-    assert lex is not None
-    first = []
-    for n in named:
-        got = next((r for r in rows if r[0] == n), None)
-        if got is None:
-            start = int(lex.entry_starts[n])
-            got = (n, int(lex.unit_para[start]), float(fused[start]))
-        first.append(got)
-    return first + [r for r in rows if r[0] not in set(named)]
+        return []
+    named = dict.fromkeys(st.order[i] for i in st.banned_ids if ev.exact[st.order[i]] > 0)
+    return [_row(st, n, fused) for n in named]

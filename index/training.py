@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from index.ranking import FEATURES
+from index.ranking import FEATURES, SHARPNESS
 
 L2 = 0.01  # pulls weights towards 0: with ~200 questions, ten free weights must not chase single questions
 STEPS = 300
 RATE = 0.5
-SHARPNESS = 5.0  # softmax temperature: scores are in [0, ~3], so this separates the best entries clearly
 
 
 def _best_units(scores: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

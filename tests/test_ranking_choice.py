@@ -147,7 +147,7 @@ def test_fitting_scores_agree_with_the_ranking_itself(engine: Engine) -> None:
     rng = np.random.default_rng(3)
     for w in [ranking.DEFAULT, *(ranking.DEFAULT.with_vector(rng.random(len(ranking.FEATURES))) for _ in range(5))]:
         ranks = training.ranks(feats, w.vector(), expected, st.lex.entry_starts)
-        got, _paras = evaluate._mode_rankings(engine, questions, w)
+        got, _paras = evaluate._mode_rankings(engine, questions, w, shapes=False)
         for i, qu in enumerate(questions):
             exp = st.ids[qu.expected]
             assert (got[i].index(exp) + 1 if exp in got[i] else 11) == min(ranks[i], 11), (w, qu.q)
@@ -227,3 +227,16 @@ def test_a_long_paste_counts_the_model_for_the_part_it_read(engine: Engine) -> N
     assert short.read == 1.0 and 0.2 < long.read < 0.4
     feats, _own = ranking.features(engine._st, long)
     assert feats[:, ranking.FEATURES.index("asked")].max() == pytest.approx(long.read)
+
+
+def test_a_change_question_naming_an_entry_answers_with_the_update_that_changed_it(engine: Engine) -> None:
+    hits = engine.search("When was the Naval Invasion ability changed?")
+    assert [h.entry.id for h in hits][:2] == ["obsidian-hand:update-2015-10-27", "obsidian-hand:ability-naval-invasion"]
+    ev = ranking.evidence(engine._st, "what does Naval Invasion do?")
+    assert ev is not None and not ev.asks_change  # no change word: ranked as usual
+    assert engine.search("what does Naval Invasion do?")[0].entry.id == "obsidian-hand:ability-naval-invasion"
+    # a glossary entry dates itself (its stamps): nothing is put before it
+    ev = ranking.evidence(engine._st, "has terrain been changed?")
+    assert ev is not None and ev.asks_change and engine.search("has terrain been changed?")[0].entry.id == (
+        "glossary:terrain"
+    )
