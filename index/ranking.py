@@ -59,7 +59,7 @@ CHANGE_WORDS = frozenset(
 
 @dataclass(frozen=True)
 class Weights:
-    """How much each kind of evidence counts (all >= 0), learned by ``index.evaluate.train``; then the cut-off.
+    """How much each kind of evidence counts (all >= 0), fitted by ``index.training.fit``; then the cut-off.
 
     Each feature is first scaled per question (word scores to the question's best, cosines from the median
     paragraph's to the best), so a weight says how much that evidence counts, whatever the question.
@@ -84,20 +84,16 @@ class Weights:
     def with_vector(self, values: np.ndarray) -> Weights:
         return replace(self, **{f: float(v) for f, v in zip(FEATURES, values, strict=True)})
 
-    def words_only(self) -> Weights:
-        """These weights without the model's evidence: what ranks when the model is off or failed to load."""
-        return replace(self, **dict.fromkeys(MEANING, 0.0))
-
 
 DEFAULT = Weights()
 # Fitted alike with the meaning columns left out: what ranks when the model is off, failed to load, or the
 # question has no content word to embed (``fuse_and_choose`` swaps it in for ``DEFAULT``).
-# Which paragraph of an entry is quoted: fitted alike (``index.training.fit_choice``) to the own-words questions
-# that name their answering paragraph; only the paragraph-level columns count.
-CHOOSE = Weights(para=0.87, meaning=0.45, asked=0.79, expand_para=0.24, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
 WORDS_ONLY = Weights(
     para=0.51, meaning=0.0, asked=0.0, expand_para=0.42, body=1.19, title=0.33, exact=0.4, expand_body=0.67
 )
+# Which paragraph of an entry is quoted: fitted alike (``index.training.fit_choice``) to the questions that name
+# their answering paragraph (both sets); only the paragraph-level columns count.
+CHOOSE = Weights(para=0.87, meaning=0.45, asked=0.79, expand_para=0.24, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
 
 
 @dataclass
@@ -106,7 +102,7 @@ class Evidence:
 
     terms: dict[str, float]  # weighted stemmed query terms (for highlighting)
     n_content: int  # distinct content words in the question
-    lexical: np.ndarray  # per paragraph: paragraph BM25 (context added in ``fuse``)
+    lexical: np.ndarray  # per paragraph: paragraph BM25
     lexical_own: np.ndarray  # per paragraph: the part of ``lexical`` from its own entry's title/alias words
     body: np.ndarray  # per entry
     title: np.ndarray  # per entry
