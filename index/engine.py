@@ -18,13 +18,13 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from glossary.model import Corpus, Entry
 from index import embedding, fulltext, history, names, ranking, rebuild, store, vectors
-from index.overlay import BaseStats, Overlay
+from index.overlay import BaseStats, Meaning, Overlay, build_overlay
 from index.rebuild import ReloadFailed, ReloadRefused, with_model
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
 from index.state import State, build_state
@@ -256,13 +256,36 @@ class Engine:
         """Rank all entries for a natural-language question; never raises on odd text (bad filters: ValueError)."""
 
         def run(st: State) -> list[Hit]:
-            hits = fulltext.search(st, question, limit, source, since)
+            hits, ev = fulltext.search_with_evidence(st, question, limit, source, since)
             if overlay is None:
                 return hits
-            # The one place shared ranking meets a scope's entries: index.overlay places them among the hits.
-            return overlay.merge_search(hits, question, limit, _base_stats(st), source, since)
+            # The one place shared ranking meets a scope's entries: index.overlay places them among the hits,
+            # by words and by meaning (the question's vector from the ranking above, not embedded again).
+            meaning = _meaning(st, ev, hits)
+            return overlay.merge_search(hits, question, limit, _base_stats(st), source, since, meaning)
 
         return self._query(run)
+
+    @property
+    def embedder(self) -> embedding.Embedder | None:
+        """The loaded sentence-embedding model (None: off or failed to load; ranking by words only)."""
+        return self._st.embedder
+
+    def build_overlay(
+        self,
+        scope: str,
+        entries: list[Entry],
+        revision: int = 0,
+        *,
+        previous: Overlay | Sequence[Overlay] | None = None,
+        embed_at_most: int | None = None,
+    ) -> Overlay:
+        """A scope's overlay over the loaded rules, its entries embedded with the loaded model for search by
+        meaning (``index.overlay.build_overlay``; ``previous``: reuse its vectors for unchanged texts)."""
+        st = self._st
+        return build_overlay(
+            scope, entries, revision, st.corpus, embedder=st.embedder, previous=previous, embed_at_most=embed_at_most
+        )
 
     def nearest_terms(self, question: str, limit: int = 5) -> list[Entry]:
         """Entries nearest to a question that nothing answers closely: offered as "nearest terms"."""
@@ -335,6 +358,18 @@ class Engine:
             # players' questions kept for paragraphs (index/asked.py) that the ranking uses: 0 with the model off
             "kept_questions": len(st.questions.texts) if st.question_vectors is not None else 0,
         }
+
+
+def _meaning(st: State, ev: ranking.Evidence | None, hits: list[Hit]) -> Meaning | None:
+    """The question's vector and cosines from the shared ranking, for placing a scope's entries by meaning."""
+    if ev is None or ev.query is None or ev.semantic is None or st.embedder is None or st.lex is None:
+        return None
+    lex = st.lex
+    units = []
+    for hit in hits:
+        n = st.order[hit.entry.id]
+        units.append(int(lex.entry_starts[n]) + max(hit.paragraph or 0, 0))
+    return Meaning.of(st.embedder.digest, ev.query, ev.semantic, units)
 
 
 def _base_stats(st: State) -> BaseStats:

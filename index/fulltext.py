@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import date
+from typing import TYPE_CHECKING
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -21,6 +22,9 @@ from index.analysis import STOPS, WORDS, stem
 from index.markdown import escape_markdown
 from index.results import Hit
 from index.state import State
+
+if TYPE_CHECKING:
+    from index.ranking import Evidence
 
 OR_SCALE = 0.9  # coordination bonus of the evaluation baseline (qparser.OrGroup.factory(0.9))
 MAX_QUERY_CHARS = 20000  # only the start of a huge paste is even tokenized
@@ -126,13 +130,21 @@ def search(st: State, question: str, limit: int = 5, source: str | None = None, 
     Only answers close to the best one are returned (possibly fewer than ``limit``); nothing when nothing
     is close. Bad filters raise ValueError; odd text never raises.
     """
+    return search_with_evidence(st, question, limit, source, since)[0]
+
+
+def search_with_evidence(
+    st: State, question: str, limit: int = 5, source: str | None = None, since: str | None = None
+) -> tuple[list[Hit], Evidence | None]:
+    """``search``, and the evidence behind it (its question vector and paragraph cosines place server rulings,
+    ``index.overlay``, without embedding the question again)."""
     from index import ranking  # ranking builds on this module's query analysis
 
     limit = max(1, min(int(limit), 100))
     rows, ev, _close = ranking.ranked(st, question or "", limit, source, since)
     terms = ev.terms if ev is not None else {}
     entries = st.corpus.entries
-    return [make_hit(st, entries[n], score, terms, paragraph=p) for n, p, score in rows]
+    return [make_hit(st, entries[n], score, terms, paragraph=p) for n, p, score in rows], ev
 
 
 def make_hit(

@@ -14,6 +14,14 @@ next to the overlay's. So the shared hits keep their order, and each matching ru
 common BM25 score computed over the query terms for both the ruling and the shared hits (document
 frequencies from the shared index plus the overlay). A ruling that applies to an entry in the results
 is placed right after that entry: a ruling is read after the rule it amends.
+
+Rulings are found by meaning too, when the engine has its sentence-embedding model: each ruling paragraph
+is embedded at build time the way shared paragraphs are (``vectors.embed_text``: title and section as
+context), and the question's vector from the shared ranking (``Meaning``) is compared with it. The common
+yardstick there is the cosine: a ruling is placed before the first shared hit whose quoted paragraph is
+less like the question than the ruling is, and only when it is as close to the question as the closest
+1% of all shared paragraphs (``MEANING_QUANTILE``, never under ``MEANING_FLOOR``), so an unrelated ruling
+stays out. A ruling that qualifies by words and by meaning takes the better of the two places.
 """
 
 from __future__ import annotations
@@ -24,11 +32,15 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from glossary.linking import normalise
 from glossary.model import Corpus, Entry
 from index.analysis import STEMMED, fold
+from index.embedding import Embedder
 from index.fulltext import check_date, check_source, highlight
 from index.results import ChangeRecord, DefineResult, Hit
+from index.vectors import embed_text
 
 #: Ids of scoped entries: ``house:#42`` (a number no slug can produce, so never a shared entry's id).
 SCOPED_ID = re.compile(r"^house:#\d+$")
@@ -36,6 +48,11 @@ K1, B = 1.2, 0.75  # BM25 constants (the usual ones)
 TITLE_WEIGHT = 2.0  # a query word in a ruling's or rule's title counts twice
 MIN_SHARE = 0.3  # a ruling scoring under this share of the best common score is noise, not an answer
 _MAX_QUERY_CHARS = 2000
+# Meaning (see the module docstring): a ruling must be as close to the question as this share of the shared
+# paragraphs at most is (0.99: the closest 1%), and never under MEANING_FLOOR. Judgements checked on a handful
+# of questions (docs/DEVELOPMENT-NOTES.md), not fitted: there is no evaluation set of server-ruling questions.
+MEANING_QUANTILE = 0.99
+MEANING_FLOOR = 0.2
 
 
 def scoped_id(number: int) -> str:
@@ -80,6 +97,26 @@ class BaseStats:
 
 
 @dataclass(frozen=True)
+class Meaning:
+    """The question's meaning as the shared ranking saw it (``Engine.search`` makes it): the model that embedded
+    it, its unit vector, the cosine of each shared hit's quoted paragraph (hit order), and the cosine a ruling
+    must reach to be shown by meaning."""
+
+    model: str  # the embedder's digest: vectors from another model are not comparable
+    query: np.ndarray
+    hit_cosines: tuple[float, ...]
+    floor: float
+
+    @classmethod
+    def of(cls, model: str, query: np.ndarray, paragraph_cosines: np.ndarray, hit_units: Sequence[int]) -> Meaning:
+        """From the question's cosine with every shared paragraph and the paragraph each hit quotes."""
+        k = int(MEANING_QUANTILE * (len(paragraph_cosines) - 1)) if len(paragraph_cosines) else 0
+        near = float(np.partition(paragraph_cosines, k)[k]) if len(paragraph_cosines) else 1.0
+        cosines = tuple(float(paragraph_cosines[u]) for u in hit_units)
+        return cls(model, query, cosines, max(MEANING_FLOOR, near))
+
+
+@dataclass(frozen=True)
 class Overlay:
     """One scope's entries at one revision; read-only once built (share it between threads freely)."""
 
@@ -93,6 +130,12 @@ class Overlay:
     postings: Mapping[str, tuple[str, ...]] = field(repr=False)  # term -> ids of the entries holding it
     names: tuple[tuple[str, str], ...] = field(repr=False)  # (folded title, id), in entry order
     total_length: float = 0.0  # of all the scope's entries (for BM25's average length)
+    # Meaning: the model's digest (None: words only), one row per embedded paragraph and whose it is
+    model: str | None = None
+    vectors: np.ndarray | None = field(default=None, repr=False)
+    vector_units: tuple[tuple[str, int], ...] = field(default=(), repr=False)  # (entry id, paragraph or -1) per row
+    embedded: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)  # embed_text -> vector (reuse)
+    unembedded: int = 0  # paragraphs still without a vector (``build_overlay``'s ``embed_at_most``)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -127,8 +170,10 @@ class Overlay:
         stats: BaseStats,
         source: str | None = None,
         since: str | None = None,
+        meaning: Meaning | None = None,
     ) -> list[Hit]:
-        """``hits`` (the shared ranking, order kept) with this scope's matching entries placed among them."""
+        """``hits`` (the shared ranking, order kept) with this scope's matching entries placed among them, by
+        words and, given the question's ``meaning``, by meaning (see the module docstring)."""
         limit = max(1, min(int(limit), 100))
         if source:
             check_source(source)
@@ -136,45 +181,76 @@ class Overlay:
         if not self.entries or (source and source != "house"):
             return list(hits)[:limit]
         terms = query_stems(question)
-        if not terms:
+        close = self._close_by_meaning(meaning, len(hits))
+        if not terms and not close:
             return list(hits)[:limit]
         idf = {t: self._idf(stats, t) for t in terms}
-        base_docs = [_base_doc(h.entry) for h in hits]
-        avg = (sum(d.length for d in base_docs) + self.total_length) / max(1, len(base_docs) + len(self.docs))
-        base_scores = [self._bm25(d, idf, avg) for d in base_docs]
-        matching = dict.fromkeys(i for t in terms for i in self.postings.get(t, ()))  # only these can score
-        candidates = []
-        for entry_id in matching:
-            entry = self.by_id[entry_id]
-            if lo and not any((c.date or "") >= lo for c in entry.changes):
-                continue
-            score = self._bm25(self.docs[entry_id], idf, avg)
-            if score > 0:
-                candidates.append((score, entry))
+        base_scores: list[float] = []
+        scores: dict[str, float] = {}
+        if terms:
+            base_docs = [_base_doc(h.entry) for h in hits]
+            avg = (sum(d.length for d in base_docs) + self.total_length) / max(1, len(base_docs) + len(self.docs))
+            base_scores = [self._bm25(d, idf, avg) for d in base_docs]
+            for entry_id in dict.fromkeys(i for t in terms for i in self.postings.get(t, ())):  # only these score
+                if (score := self._bm25(self.docs[entry_id], idf, avg)) > 0:
+                    scores[entry_id] = score
+        candidates = [
+            self.by_id[i]
+            for i in dict.fromkeys([*scores, *close])
+            if not lo or any((c.date or "") >= lo for c in self.by_id[i].changes)
+        ]
         if not candidates:
             return list(hits)[:limit]
-        best = max([s for s, _ in candidates] + base_scores)
+        best = max([scores.get(e.id, 0.0) for e in candidates] + base_scores)
         positions = {h.entry.id: i for i, h in enumerate(hits)}
-        slots: dict[int, list[tuple[float, Entry]]] = {}
-        for score, entry in sorted(candidates, key=lambda c: -c[0]):
+        slots: dict[int, list[tuple[float, Entry, float, int | None]]] = {}
+        for entry in candidates:
+            score, (cosine, paragraph) = scores.get(entry.id, 0.0), close.get(entry.id, (0.0, None))
             targets = [positions[t] for t in entry.overrides if t in positions]
+            places = []
             if targets:
-                at = min(targets) + 1  # read right after the rule it applies to
-            elif score >= MIN_SHARE * best:
-                at = next((i for i, s in enumerate(base_scores) if s < score), len(hits))
+                places.append(min(targets) + 1)  # read right after the rule it applies to
             else:
+                if score > 0 and score >= MIN_SHARE * best:
+                    places.append(next((i for i, s in enumerate(base_scores) if s < score), len(hits)))
+                if entry.id in close and meaning is not None:
+                    places.append(next((i for i, c in enumerate(meaning.hit_cosines) if c < cosine), len(hits)))
+            if not places:
                 continue
-            slots.setdefault(at, []).append((score, entry))
+            share = score / best if best > 0 else 0.0
+            # the score shown is the common BM25 where words matched, else the cosine
+            slots.setdefault(min(places), []).append((share + cosine, entry, score if score > 0 else cosine, paragraph))
         merged: list[Hit] = []
         for i in range(len(hits) + 1):
-            for score, entry in slots.get(i, []):
-                merged.append(self._hit(entry, score, idf))
+            for _key, entry, score, paragraph in sorted(slots.get(i, []), key=lambda c: -c[0]):
+                if len(merged) >= limit:
+                    break
+                merged.append(self._hit(entry, score, idf, paragraph))  # snippets only for what is shown
             if i < len(hits):
                 merged.append(hits[i])
         return merged[:limit]
 
-    def _hit(self, entry: Entry, score: float, idf: Mapping[str, float]) -> Hit:
-        """The entry's best paragraph (idf-weighted query terms), query words in bold."""
+    def _close_by_meaning(self, meaning: Meaning | None, n_hits: int) -> dict[str, tuple[float, int | None]]:
+        """Entry id -> (best paragraph cosine with the question, that paragraph) for the entries that reach
+        ``meaning.floor``; empty without a usable meaning (no model, another model, nothing embedded)."""
+        if (
+            meaning is None
+            or self.vectors is None
+            or not len(self.vectors)
+            or meaning.model != self.model
+            or len(meaning.hit_cosines) != n_hits
+        ):
+            return {}
+        cosines = self.vectors @ meaning.query
+        found: dict[str, tuple[float, int | None]] = {}
+        for (entry_id, paragraph), cosine in zip(self.vector_units, cosines.tolist(), strict=True):
+            if cosine >= meaning.floor and cosine > found.get(entry_id, (-2.0, None))[0]:
+                found[entry_id] = (cosine, paragraph if paragraph >= 0 else None)
+        return found
+
+    def _hit(self, entry: Entry, score: float, idf: Mapping[str, float], closest: int | None = None) -> Hit:
+        """The entry's best paragraph (idf-weighted query terms; else ``closest``, the one nearest by meaning),
+        query words in bold."""
         best, best_score, best_spans = 0, -1.0, []
         for n, paragraph in enumerate(entry.paragraphs):
             # Whoosh reuses one Token object while analysing: copy what is needed as it goes.
@@ -183,6 +259,8 @@ class Overlay:
             s = sum(idf[t] for t in {t for t, _a, _b in toks if t in idf})
             if s > best_score + 1e-9:
                 best, best_score, best_spans = n, s, spans
+        if best_score <= 0 and closest is not None and 0 <= closest < len(entry.paragraphs):
+            best = closest
         snippet = highlight(entry.paragraphs[best], best_spans) if entry.paragraphs else ""
         changes = [c for c in entry.changes if c.paragraph is None or c.paragraph == best]
         return Hit(entry, score, snippet, best if entry.paragraphs else None, changes)
@@ -278,11 +356,25 @@ def _clip(text: str, n: int = 100) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
-def build_overlay(scope: str, entries: Iterable[Entry], revision: int = 0, base: Corpus | None = None) -> Overlay:
+def build_overlay(
+    scope: str,
+    entries: Iterable[Entry],
+    revision: int = 0,
+    base: Corpus | None = None,
+    *,
+    embedder: Embedder | None = None,
+    previous: Overlay | Sequence[Overlay] | None = None,
+    embed_at_most: int | None = None,
+) -> Overlay:
     """Snapshot ``entries`` (source "house", ids from ``scoped_id``) for ``scope``.
 
     Each entry's ``overrides`` lists the shared entries it applies to: its ``see_also`` targets that
     exist in ``base`` (when given). Shared entries are never modified: another scope sees them too.
+
+    With an ``embedder`` (the engine's, ``Engine.build_overlay``), each paragraph is embedded for search by
+    meaning; a text ``previous`` (an older overlay, or several) already embedded with the same model is reused, so a
+    change embeds only what it changed. ``embed_at_most``: embed nothing new when more than that many
+    paragraphs need it (``unembedded`` says how many; build again later to fill them in).
     """
     known = base.by_id() if base is not None else None
     kept: list[Entry] = []
@@ -301,6 +393,7 @@ def build_overlay(scope: str, entries: Iterable[Entry], revision: int = 0, base:
         for term in doc.tf:
             postings.setdefault(term, []).append(entry_id)
     df = {term: len(ids) for term, ids in postings.items()}
+    model, vectors, vector_units, embedded, unembedded = _embed(kept, embedder, previous, embed_at_most)
     return Overlay(
         scope=scope,
         revision=revision,
@@ -312,7 +405,38 @@ def build_overlay(scope: str, entries: Iterable[Entry], revision: int = 0, base:
         postings={t: tuple(ids) for t, ids in postings.items()},
         total_length=sum(d.length for d in docs.values()),
         names=tuple((fold(e.title), e.id) for e in kept),
+        model=model,
+        vectors=vectors,
+        vector_units=vector_units,
+        embedded=embedded,
+        unembedded=unembedded,
     )
+
+
+def _embed(
+    entries: Sequence[Entry],
+    embedder: Embedder | None,
+    previous: Overlay | Sequence[Overlay] | None,
+    at_most: int | None,
+) -> tuple[str | None, np.ndarray | None, tuple[tuple[str, int], ...], dict[str, np.ndarray], int]:
+    """The overlay's meaning fields (see ``build_overlay``): model digest, vector rows, their (id, paragraph),
+    the text -> vector table kept for the next build, and how many paragraphs are left without a vector."""
+    if embedder is None:
+        return None, None, (), {}, 0
+    units = [(e.id, p) for e in entries for p in (range(len(e.paragraphs)) if e.paragraphs else [-1])]
+    texts = [embed_text(e, p) for e in entries for p in (range(len(e.paragraphs)) if e.paragraphs else [-1])]
+    known: dict[str, np.ndarray] = {}
+    for older in [previous] if isinstance(previous, Overlay) else previous or []:
+        if older.model == embedder.digest:
+            known.update(older.embedded)
+    missing = list(dict.fromkeys(t for t in texts if t not in known))
+    if missing and (at_most is None or len(missing) <= at_most):
+        for text, vector in zip(missing, embedder.embed(missing), strict=True):
+            known[text] = vector
+    rows = [i for i, t in enumerate(texts) if t in known]
+    vectors = np.stack([known[texts[i]] for i in rows]) if rows else np.zeros((0, embedder.dim), np.float32)
+    embedded = {texts[i]: known[texts[i]] for i in rows}  # only the current texts: the table never grows stale
+    return embedder.digest, vectors, tuple(units[i] for i in rows), embedded, len(texts) - len(rows)
 
 
 class Overlays:

@@ -118,6 +118,7 @@ class Evidence:
     asks_ban: bool = False  # the question says "banned", "legal"... (``_banned_first``)
     asks_change: bool = False  # the question says "changed", "updated"... (``_changed_first``)
     defines: int = -1  # the entry a "what is <its name>" question asks about (``_definition``), else -1
+    query: np.ndarray | None = None  # the question's unit vector (None without a model): server rulings reuse it
 
 
 def evidence(
@@ -141,7 +142,7 @@ def evidence(
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     for n in _exact_titles(st, raw_words):
         exact[n] = 1.0
-    cosines = kept = None
+    cosines = kept = q = None
     read = 1.0
     if semantic and st.embedder is not None and st.vectors is not None and content:
         said = fulltext.DOCUMENT_NAMES.sub(" ", question[: fulltext.MAX_QUERY_CHARS])  # where to look is not what
@@ -172,6 +173,7 @@ def evidence(
         bool(BAN_WORDS.intersection(raw_words)) or "banned" in phrases,
         bool(CHANGE_WORDS.intersection(raw_words)),
         _definition(st, raw_words),
+        q,
     )
 
 

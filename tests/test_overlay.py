@@ -9,7 +9,7 @@ import pytest
 
 from glossary.model import Change, CrossRef, Entry, Location
 from index.engine import Engine
-from index.overlay import NameResolver, Overlays, build_overlay, is_scoped, scoped_id
+from index.overlay import NameResolver, Overlays, build_overlay, is_scoped, query_stems, scoped_id
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +146,92 @@ def test_overlay_of_hundreds_of_rulings_builds_and_answers(engine: Engine, tmp_p
     overlay = build_overlay("big", many, 1, engine.corpus)
     hits = engine.search("ruling number 7 on terrain", 5, overlay=overlay)
     assert hits[0].entry.id == "house:#7"
+
+
+# -- by meaning ---------------------------------------------------------------------------------------
+# A ruling sharing no word with the question that it answers ("castle" is the players' word for a stronghold):
+# only the sentence-embedding model can find it.
+CASTLE = ruling(3, "Changing strongholds", "Strongholds may not be changed between rounds of a tournament.", [])
+LUNCH = ruling(4, "Lunch break", "The lunch break lasts forty-five minutes; the store sells sandwiches.", [])
+SWAP = "can I swap my castle mid-event?"
+
+
+@pytest.fixture(scope="module")
+def words_only(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The same rules with the model off (``L5R_EMBEDDING_MODEL=off``): ranking by words alone."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("L5R_EMBEDDING_MODEL", "off")
+        eng = Engine.open(None, tmp_path_factory.mktemp("overlay-off") / "index")
+    yield eng
+    eng.close()
+
+
+def test_a_ruling_in_other_words_is_found_by_meaning_and_not_without_the_model(
+    engine: Engine, words_only: Engine
+) -> None:
+    assert engine.embedder is not None and words_only.embedder is None
+    assert not set(query_stems(SWAP)) & set(query_stems(CASTLE.title + " " + CASTLE.text))  # no word in common
+    overlay = engine.build_overlay("guild:1", [DUEL, BOWS, CASTLE, LUNCH], 1)
+    assert overlay.model == engine.embedder.digest and overlay.unembedded == 0 and len(overlay.vectors) == 4
+    ids = [h.entry.id for h in engine.search(SWAP, 10, overlay=overlay)]
+    assert ids[:1] == ["house:#3"]  # the shared rules hold nothing this close: the ruling is the answer
+    assert not {"house:#1", "house:#2", "house:#4"} & set(ids)  # the other rulings are unrelated
+    plain = words_only.build_overlay("guild:1", [DUEL, BOWS, CASTLE, LUNCH], 1)
+    assert plain.model is None and plain.vectors is None
+    assert not any(is_scoped(h.entry.id) for h in words_only.search(SWAP, 10, overlay=plain))
+    # the engine with a model, given an overlay built without one, also answers by words only
+    assert "house:#3" not in [h.entry.id for h in engine.search(SWAP, 10, overlay=plain)]
+
+
+def test_unrelated_rulings_stay_out_by_meaning_too(engine: Engine) -> None:
+    overlay = engine.build_overlay("guild:1", [DUEL, BOWS, CASTLE, LUNCH], 1)
+    for question in ("what is a province", "how many copies of a card", "do I lose honor when my personality dies",
+                     "can my courtier kill himself to cut down an honor loss"):  # fmt: skip
+        assert not any(is_scoped(h.entry.id) for h in engine.search(question, 10, overlay=overlay)), question
+    duel = [h.entry.id for h in engine.search("can I play a terrain during a duel", 10, overlay=overlay)]
+    assert "house:#1" in duel and not {"house:#3", "house:#4"} & set(duel)
+    assert "house:#4" in [h.entry.id for h in engine.search("when do we eat", 10, overlay=overlay)]
+
+
+def test_by_meaning_keeps_the_placement_after_the_rule_the_filters_and_the_scopes(engine: Engine) -> None:
+    overlay = engine.build_overlay("guild:1", [DUEL, BOWS, CASTLE], 1)
+    ids = [h.entry.id for h in engine.search("can I play a terrain during a duel", 10, overlay=overlay)]
+    assert ids[ids.index("glossary:terrain") + 1] == "house:#1"
+    assert not any(is_scoped(h.entry.id) for h in engine.search(SWAP, 10, source="glossary", overlay=overlay))
+    assert not any(is_scoped(h.entry.id) for h in engine.search(SWAP, 10, since="2027", overlay=overlay))
+    assert "house:#3" in [h.entry.id for h in engine.search(SWAP, 10, source="house", overlay=overlay)]
+    other = engine.build_overlay("guild:2", [BOWS], 1)
+    assert not any(is_scoped(h.entry.id) for h in engine.search(SWAP, 10, overlay=other))
+
+
+def test_a_ruling_found_by_meaning_is_quoted_at_its_closest_paragraph(engine: Engine) -> None:
+    two = ruling(5, "Event notes", "Sandwiches are sold at the counter.\n\n" + CASTLE.text, [])
+    overlay = engine.build_overlay("guild:1", [two], 1)
+    hit = next(h for h in engine.search(SWAP, 10, overlay=overlay) if h.entry.id == "house:#5")
+    assert hit.paragraph == 1 and hit.snippet.startswith("Strongholds")
+
+
+def test_a_rebuild_embeds_only_what_changed(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = engine.embedder
+    assert embedder is not None
+    embedded: list[str] = []
+    real = embedder.embed
+
+    def counting(texts: list[str]):
+        embedded.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(embedder, "embed", counting)
+    first = engine.build_overlay("guild:1", [DUEL, BOWS], 1)
+    assert len(embedded) == 2
+    edited = dataclasses.replace(BOWS, paragraphs=["Archer followers may make two Ranged Attacks per battle."])
+    second = engine.build_overlay("guild:1", [DUEL, edited, CASTLE], 2, previous=first)
+    assert len(embedded) == 4 and "Strongholds" in embedded[-1]  # the edit and the new ruling, nothing else
+    assert second.unembedded == 0 and len(second.vectors) == 3
+    # too many to embed now: published by words, filled in by a later build
+    later = engine.build_overlay("guild:1", [DUEL, edited, CASTLE, LUNCH], 3, previous=second, embed_at_most=0)
+    assert later.unembedded == 1 and len(embedded) == 4
+    assert "house:#4" not in [h.entry.id for h in engine.search("when do we eat", 10, overlay=later)]
+    filled = engine.build_overlay("guild:1", [DUEL, edited, CASTLE, LUNCH], 3, previous=later)
+    assert filled.unembedded == 0 and len(embedded) == 5
+    assert "house:#4" in [h.entry.id for h in engine.search("when do we eat", 10, overlay=filled)]

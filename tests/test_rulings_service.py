@@ -100,3 +100,27 @@ async def test_down_database_notes_once_refuses_writes_and_recovers(engine: Engi
         assert service.available and service.overlay("guild:1") is not None and service.overlay("guild:2") is not None
     finally:
         await service.close()
+
+
+async def test_rulings_are_embedded_at_once_when_few_else_in_the_background(
+    pair, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.rulings.service as service_module
+
+    a, _ = pair
+    question = "can I swap my castle mid-event?"
+    text = "Strongholds may not be changed between rounds of a tournament."
+    first = await a.add("guild:1", Draft("Changing strongholds", text), ANN)
+    overlay = a.overlay("guild:1")
+    assert overlay.unembedded == 0 and "guild:1" not in a._embedding  # one ruling: embedded before publishing
+    assert f"house:#{first.id}" in [h.entry.id for h in engine.search(question, 10, overlay=overlay)]
+    monkeypatch.setattr(service_module, "EMBED_AT_ONCE", 0)  # as if a server's first load brought hundreds
+    second = await a.add("guild:1", Draft("Lunch break", "The lunch break lasts forty-five minutes."), ANN)
+    words = a.overlay("guild:1")
+    assert words.get(f"house:#{second.id}") is not None and words.unembedded == 1  # searchable by words at once
+    assert f"house:#{first.id}" in [h.entry.id for h in engine.search(question, 10, overlay=words)]  # reused
+    if (task := a._embedding.get("guild:1")) is not None:
+        await task
+    embedded = a.overlay("guild:1")
+    assert embedded is not words and embedded.revision == words.revision and embedded.unembedded == 0
+    assert f"house:#{second.id}" in [h.entry.id for h in engine.search("when do we eat", 10, overlay=embedded)]

@@ -6,6 +6,9 @@
   searchable as soon as its judge is told it was saved);
 - other processes notice through a poll of two counters (any ruling change; any ``/reload``) every
   ``poll_seconds``, then reload just the scopes whose revision moved, or reload the rule documents;
+- an overlay is searchable by words as soon as it is built; by meaning, its paragraphs are embedded with
+  the engine's model (reusing the vectors of unchanged texts), at once when few need it (a ruling added or
+  edited), else in the background (a server's first load), then republished;
 - when the database cannot be reached, answers go on from the rules (and from rulings already in
   memory); a server whose rulings could not be loaded is told so once, and the next successful poll
   loads them.
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from index.overlay import NameResolver, Overlay, Overlays, build_overlay
+from index.overlay import NameResolver, Overlay, Overlays
 
 from . import markdown
 from .db import describe, make_engine, migrate
@@ -49,6 +52,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("bot.rulings")
 
 LOAD_TIMEOUT = 1.0  # seconds an answer waits for a server's first load before going on without rulings
+# Paragraphs embedded before an overlay is published (~6 ms each on the shipped model); more than this (a
+# server's first load) are embedded in the background and the overlay published again, so a load or write
+# never waits seconds for the model: until then the new rulings are found by words only.
+EMBED_AT_ONCE = 32
 UNAVAILABLE_NOTE = (
     "This server's rulings could not be loaded (the rulings database is unreachable), so this answer "
     "comes from the rule documents alone. Rulings will be back once the database is."
@@ -101,6 +108,7 @@ class RulingsService:
         self._task: asyncio.Task[None] | None = None
         self._resolver: NameResolver | None = None
         self._locks: dict[str, asyncio.Lock] = {}
+        self._embedding: dict[str, asyncio.Task[None]] = {}  # scope -> its background embedding
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -115,6 +123,11 @@ class RulingsService:
         self._task = asyncio.create_task(self._poll_loop(), name="rulings-poll")
 
     async def close(self) -> None:
+        for task in list(self._embedding.values()):
+            task.cancel()
+        for task in list(self._embedding.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -201,24 +214,63 @@ class RulingsService:
             self._wanted.discard(scope)
             return await self._publish(scope)
 
-    async def _publish(self, scope: str) -> Overlay:
+    async def _publish(self, scope: str, previous: Overlay | None = None) -> Overlay:
+        """Build and publish the scope's overlay from its loaded rulings; ``previous`` (default: the one
+        published) lends its vectors for texts that did not change."""
         loaded = self._loaded[scope]
         engine = self._engine()
         resolver = self.resolver
+        previous = previous if previous is not None else self.overlays.get(scope)
 
-        def build() -> Overlay:
+        def build(at_most: int | None, reuse: Overlay | None) -> Overlay:
             entries = [markdown.ruling_entry(r, resolver) for r in loaded.rulings]
-            return build_overlay(scope, entries, loaded.revision, engine.corpus)
+            return engine.build_overlay(scope, entries, loaded.revision, previous=reuse, embed_at_most=at_most)
 
-        overlay = await asyncio.to_thread(build)
+        overlay = await asyncio.to_thread(build, EMBED_AT_ONCE, previous)
         self.overlays.put(overlay)
+        if overlay.unembedded and scope not in self._embedding:
+            self._embedding[scope] = asyncio.create_task(self._embed_later(scope), name=f"rulings-embed-{scope}")
         return self.overlays.get(scope) or overlay
+
+    async def _embed_later(self, scope: str) -> None:
+        """Embed what the published overlay left out (too many paragraphs to wait for), then publish it again
+        unless another overlay of the scope was published meanwhile (that one is embedded in turn, reusing
+        these vectors)."""
+        done: Overlay | None = None
+        try:
+            while (current := self.overlays.get(scope)) is not None and current.unembedded:
+                loaded, engine, resolver = self._loaded.get(scope), self._engine(), self.resolver
+                if loaded is None:
+                    return
+                reuse = (current,) if done is None else (current, done)
+
+                def build(
+                    loaded: _Loaded = loaded, engine: Engine = engine, resolver: NameResolver = resolver,
+                    reuse: tuple[Overlay, ...] = reuse,
+                ) -> Overlay:  # fmt: skip
+                    entries = [markdown.ruling_entry(r, resolver) for r in loaded.rulings]
+                    return engine.build_overlay(scope, entries, loaded.revision, previous=reuse)
+
+                started = time.perf_counter()
+                done = await asyncio.to_thread(build)
+                log.info("embedded %d ruling paragraphs of %s in %.1f s", current.unembedded, scope,
+                         time.perf_counter() - started)  # fmt: skip
+                if self.overlays.get(scope) is not current:
+                    continue  # another overlay was published meanwhile: embed that one (these vectors are reused)
+                self.overlays.put(done)
+                if done.unembedded:  # the model cannot embed them (it went away): stop trying
+                    return
+        except Exception:  # a failure costs search by meaning for this scope, never the rulings themselves
+            log.exception("embedding the rulings of %s failed; they are found by words only", scope)
+        finally:
+            self._embedding.pop(scope, None)
 
     async def relink(self) -> None:
         """After the rule documents were reloaded: rebuild every overlay against the new entries."""
         for scope in list(self._loaded):
+            previous = self.overlays.get(scope)
             self.overlays.drop(scope)
-            await self._publish(scope)
+            await self._publish(scope, previous)
 
     # -- the poll --------------------------------------------------------------------------------
     async def _poll_loop(self) -> None:
