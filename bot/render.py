@@ -20,7 +20,7 @@ from glossary.export_html import paragraph_href
 from glossary.model import SOURCE_LABELS, Change, Entry
 from index.markdown import ZWSP, escape_markdown, escape_mentions
 from index.overlay import is_scoped
-from index.results import BannedResult, ChangeRecord, DefineResult, Hit, citation, line_span
+from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit, citation, line_span
 
 # Discord's documented limits (characters unless noted).
 TITLE_LIMIT = 256
@@ -49,6 +49,10 @@ KINDS = (ENTRY, DEFINE, ASK, RULE, CHANGES, BANNED)
 ASK_LIMIT = 15  # at most; the engine lists only answers close to the best one
 NEAR_LIMIT = 5  # nearest terms offered when nothing answers closely
 ASK_PER_PAGE = 3
+UNSURE_NOTE = (
+    "*No rule stands out for this question: these are the closest matches, and none may answer it. "
+    "Try other words, or `/define` a term.*"
+)
 CHANGES_PER_PAGE = 10
 
 
@@ -578,6 +582,8 @@ class Renderer:
             )
             for k, hit in enumerate(hits, start=1)
         ]
+        if _unsure(hits):
+            items[0] = (UNSURE_NOTE + "\n\n" + items[0][0], items[0][1])
         pages = number_pages(pack(items, ASK_PER_PAGE, description_budget(title, footer), "\n\n"), footer)
         return Answer(title, pages, kind=ASK, arg=question, hit_ids=[h.entry.id for h in hits])
 
@@ -855,3 +861,9 @@ def to_text(answer: Answer, pages: Iterable[int] | None = None) -> str:
     if footer:
         out.append(f"[{plain(footer)}]")
     return "\n".join(out)
+
+
+def _unsure(hits: Sequence[Hit]) -> bool:
+    """Whether no ranked hit stands out (each below ``UNSURE``); hits not ranked so (a server ruling) don't count."""
+    ranked = [h.confidence for h in hits if h.confidence is not None]
+    return bool(ranked) and max(ranked) < UNSURE

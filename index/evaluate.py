@@ -31,6 +31,7 @@ from glossary.model import Corpus
 from index import analysis, ranking, training
 from index.engine import Engine
 from index.fulltext import OR_SCALE
+from index.results import UNSURE
 
 EVAL_FILE = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_questions.json"
 
@@ -343,10 +344,12 @@ def run_eval(engine: Engine, path: Path | None = None, tune: bool = True) -> dic
         for g in ("literal", "paraphrased")
     }
     # What a user sees: the cut-off answer list (not padded), and "nothing close" for what the rules don't answer.
-    kept, shown, refused = 0, 0, 0
+    kept, shown, refused, unsure = 0, 0, 0, 0
     misses = []
     for qu in questions:
         hits = engine.search(qu.q, limit=15)
+        chances = [h.confidence for h in hits if h.confidence is not None]
+        unsure += bool(chances) and max(chances) < UNSURE
         got = [h.entry.id for h in hits]
         exp = st.corpus.entries[qu.expected].id
         kept += exp in got
@@ -360,6 +363,7 @@ def run_eval(engine: Engine, path: Path | None = None, tune: bool = True) -> dic
         "answer_kept": kept / len(questions),
         "mean_results": shown / len(questions),
         "refused": refused,
+        "unsure": unsure,
         "unanswerable": len(data["unanswerable"]),
         "unanswerable_refused": len(nothing),
     }
@@ -451,7 +455,8 @@ def format_eval(result: dict[str, Any]) -> str:
     sh = result["shown"]
     lines.append(
         f"as shown (cut-off): answer among the results {sh['answer_kept']:.1%}, {sh['mean_results']:.1f} results on "
-        f"average, {sh['refused']} answerable questions refused; unanswerable refused {sh['unanswerable_refused']}"
+        f"average, {sh['refused']} answerable questions refused, {sh['unsure']} answered with \"no rule stands out\"; "
+        f"unanswerable refused {sh['unanswerable_refused']}"
         f"/{sh['unanswerable']}"
     )
     d = result["define"]

@@ -144,7 +144,14 @@ def search_with_evidence(
     rows, ev, _close = ranking.ranked(st, question or "", limit, source, since)
     terms = ev.terms if ev is not None else {}
     entries = st.corpus.entries
-    return [make_hit(st, entries[n], score, terms, paragraph=p) for n, p, score in rows], ev
+    chance = ev.chance if ev is not None else None
+    hits = []
+    for n, p, score in rows:
+        hit = make_hit(st, entries[n], score, terms, paragraph=p)
+        if chance is not None:
+            hit.confidence = float(chance[n])
+        hits.append(hit)
+    return hits, ev
 
 
 def make_hit(

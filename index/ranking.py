@@ -119,6 +119,7 @@ class Evidence:
     asks_change: bool = False  # the question says "changed", "updated"... (``_changed_first``)
     defines: int = -1  # the entry a "what is <its name>" question asks about (``_definition``), else -1
     query: np.ndarray | None = None  # the question's unit vector (None without a model): server rulings reuse it
+    chance: np.ndarray | None = None  # per entry, set by ``rank``: the fitted softmax's chance that it answers
 
 
 def evidence(
@@ -155,25 +156,25 @@ def evidence(
     if not comps.matched and cosines is None and not (expanded is not None and expanded.matched):
         return None
     return Evidence(
-        terms,
-        len(content),
-        comps.para,
-        comps.para_own if comps.para_own is not None else np.zeros_like(comps.para),
-        comps.body,
-        comps.title,
-        comps.section,
-        exact,
-        comps.matched,
-        known,
-        cosines,
-        allowed,
-        expanded,
-        kept,
-        read,
-        bool(BAN_WORDS.intersection(raw_words)) or "banned" in phrases,
-        bool(CHANGE_WORDS.intersection(raw_words)),
-        _definition(st, raw_words),
-        q,
+        terms=terms,
+        n_content=len(content),
+        lexical=comps.para,
+        lexical_own=comps.para_own if comps.para_own is not None else np.zeros_like(comps.para),
+        body=comps.body,
+        title=comps.title,
+        section=comps.section,
+        exact=exact,
+        matched=comps.matched,
+        known=known,
+        semantic=cosines,
+        allowed=allowed,
+        expanded=expanded,
+        asked=kept,
+        read=read,
+        asks_ban=bool(BAN_WORDS.intersection(raw_words)) or "banned" in phrases,
+        asks_change=bool(CHANGE_WORDS.intersection(raw_words)),
+        defines=_definition(st, raw_words),
+        query=q,
     )
 
 
@@ -425,6 +426,7 @@ def _rank(
     fused, choose, top = fuse_scaled(st, ev, w, choose_w)
     # kept: entries the fitted model finds at least ``w.cutoff`` as likely as the best (scores are scaled by top)
     floor = 1.0 - math.log(1.0 / w.cutoff) / (SHARPNESS * top) if top > 0 and 0 < w.cutoff < 1 else 0.0
+    ev.chance = _chances(st, fused, top)
     rows = group(st, fused, limit, choose)
     if not (shapes and rows):
         return rows, 0, floor
@@ -450,6 +452,17 @@ def ranked(
     # first for the question's shape.
     kept = [r for i, r in enumerate(rows) if r[2] >= floor or ev.exact[r[0]] > 0 or i < lead]
     return kept, ev, True
+
+
+def _chances(st: State, fused: np.ndarray, top: float) -> np.ndarray | None:
+    """Per entry, the fitted softmax's chance that it answers (entries filtered out: 0)."""
+    lex = st.lex
+    if lex is None or top <= 0 or not len(fused):
+        return None
+    per_entry = np.maximum.reduceat(fused, lex.entry_starts).astype(np.float64)
+    allowed = per_entry >= 0
+    z = np.where(allowed, np.exp(SHARPNESS * top * (per_entry - per_entry.max())), 0.0)
+    return (z / z.sum()).astype(np.float32)
 
 
 def _row(st: State, n: int, fused: np.ndarray, paragraph: int | None = None) -> tuple[int, int, float]:

@@ -274,3 +274,16 @@ def test_ask_with_nothing_close_offers_nearest_terms(judge: Judge) -> None:
     assert "No rules text answers that question closely" in text and "Nearest terms:" in text
     assert answer.pages[0].links  # the nearest terms are buttons
     assert_within_limits(answer)
+
+
+def test_an_answer_says_when_no_rule_stands_out(judge: Judge, engine: Engine) -> None:
+    vague = "my guy got bowed, can he still go into battle?"
+    hits = engine.search(vague, limit=render.ASK_LIMIT)
+    assert hits and all(h.confidence is not None and h.confidence < render.UNSURE for h in hits)
+    assert judge.ask(vague).pages[0].description.startswith(render.UNSURE_NOTE)
+    clear = "is a terrain an enemy card"
+    hits = engine.search(clear, limit=render.ASK_LIMIT)
+    assert hits[0].entry.id == "glossary:terrain" and hits[0].confidence is not None and hits[0].confidence > 0.9
+    assert sum(h.confidence or 0 for h in hits) <= 1.0 + 1e-6  # chances over all entries: the shown ones sum <= 1
+    assert render.UNSURE_NOTE not in judge.ask(clear).pages[0].description
+    assert hits[0].to_dict()["confidence"] == round(hits[0].confidence, 3)
