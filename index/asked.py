@@ -18,6 +18,7 @@ number (``check``), and a malformed file is left out with one log line: the rule
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -52,14 +53,14 @@ class Asked:
     owner: np.ndarray  # unit index per question, non-decreasing
     stale: int = 0  # records whose paragraph text changed (or whose entry is gone): not used
 
-    @property
+    @functools.cached_property
     def starts(self) -> np.ndarray:
-        """First question of each owning unit (for ``np.maximum.reduceat``)."""
+        """First question of each owning unit (for ``np.maximum.reduceat``); worked out once per build."""
         if not len(self.owner):
             return np.zeros(0, dtype=np.int64)
         return np.flatnonzero(np.r_[True, self.owner[1:] != self.owner[:-1]])
 
-    @property
+    @functools.cached_property
     def units(self) -> np.ndarray:
         """The distinct owning units, parallel to ``starts``."""
         return self.owner[self.starts] if len(self.owner) else np.zeros(0, dtype=np.int64)
