@@ -28,7 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.render import Renderer, escape, plain, to_text  # noqa: E402
+from bot.compose import Composer  # noqa: E402
+from bot.renderers import discord_markdown, text  # noqa: E402
+from bot.renderers.discord_markdown import escape, marked, plain  # noqa: E402
 from glossary.house import parse_house_rulings  # noqa: E402
 from glossary.loader import SHIPPED_SOURCES  # noqa: E402
 from glossary.mediawiki import find_cross_refs, parse_glossary_page  # noqa: E402
@@ -36,22 +38,32 @@ from glossary.model import Entry, Location  # noqa: E402
 from glossary.obsidian import parse_obsidian  # noqa: E402
 from glossary.stamps import parse_stamps  # noqa: E402
 from index.engine import Engine  # noqa: E402
-from index.fulltext import highlight  # noqa: E402
+from index.results import Hit  # noqa: E402
 
 MAX_GROWTH = 8.0  # time(4n) / time(n): 4 when linear, 16 when quadratic; the slack is for a noisy machine
 LOOP_STALL_BUDGET = 0.5  # seconds the event loop may go without running during a hostile reload
 
 
-def _entry(text: str) -> Entry:
+def _entry(source: str) -> Entry:
     return Entry(
         id="glossary:hostile", source="glossary", document="Hostile", kind="term", title="Hostile",
-        section=["Hostile"], paragraphs=[text], location=Location("hostile.txt", 1, 2),
+        section=["Hostile"], paragraphs=[source], location=Location("hostile.txt", 1, 2),
     )
 
 
-def _render(text: str) -> int:
-    answer = Renderer(lambda _i: None).entry(_entry(text))
-    return len(to_text(answer))
+def _render(source: str) -> int:
+    """The entry composed, then rendered for Discord (escaped, paged) and for the console."""
+    answer = Composer(lambda _i: None).entry(_entry(source))
+    message = discord_markdown.render(answer)
+    return sum(len(p.description) for p in message.pages) + len(text.render(answer))
+
+
+def _render_hit(source: str) -> int:
+    """An /ask result quoting the paragraph with one marked character in 32 (one '[x](' in 8), rendered both ways."""
+    hit = Hit(_entry(source), 1.0, [(i, i + 1) for i in range(0, len(source), 32)], 0, [])
+    answer = Composer(lambda _i: None).ask("x", [hit])
+    message = discord_markdown.render(answer)
+    return sum(len(p.description) for p in message.pages) + len(text.render(answer))
 
 
 def _glossary(line: str) -> str:
@@ -70,12 +82,13 @@ CASES: dict[str, tuple[int, float, Callable[[int], Any]]] = {
     "escape '@everyone ' x n": (50_000, 1.0, lambda n: escape("@everyone " * n)),
     "plain(escape('[x](' x n))": (100_000, 1.0, lambda n: plain(escape("[x](" * n))),
     "plain '[a](http://x' x n": (50_000, 1.0, lambda n: plain("[a](http://x" * n)),
-    "highlight '[x](' x n, 1 span in 8": (
-        50_000, 1.0, lambda n: highlight("[x](" * n, [(i, i + 1) for i in range(0, 4 * n, 32)])
+    "marked '[x](' x n, 1 span in 8": (
+        50_000, 1.0, lambda n: marked("[x](" * n, [(i, i + 1) for i in range(0, 4 * n, 32)])
     ),
     "render entry '[x](' x n": (25_000, 2.0, lambda n: _render("[x](" * n)),
     "render entry '\\\\' x n (one long escape run)": (50_000, 2.0, lambda n: _render("\\" * n)),
     "render entry 'word ' x n": (25_000, 2.0, lambda n: _render("word " * n)),
+    "render /ask result '[x](' x n, 1 span in 8": (25_000, 2.0, lambda n: _render_hit("[x](" * n)),
     "glossary 'See A' + n spaces + 'b'": (50_000, 1.0, lambda n: find_cross_refs(["See A" + " " * n + "b"])),
     "glossary heading 'a' + n spaces + 'b [edit]x'": (
         50_000, 1.0, lambda n: parse_glossary_page(_glossary("a" + " " * n + "b [edit]x"), "h.txt")

@@ -10,37 +10,27 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Callable
 from typing import TextIO
 
-from .render import Answer, plain, to_text
+from . import commands
+from .answer import Answer
+from .renderers.text import render
 from .service import Judge, UserError
 
 PROMPT = "l5r> "
 QUIT = frozenset({"quit", "exit", "q", ":q"})
-_OPTION = re.compile(r"(?:^|\s)(since|until|source|private):(\S*)", re.IGNORECASE)
-# Which ``name:value`` options each command takes, as in Discord; in any other command the words are text
-# ("/ask what does source: mean" keeps "source:"). ``private:`` is accepted and has no effect in a console.
-_OPTIONS = {"changes": {"since", "until", "source", "private"}}
-_DEFAULT_OPTIONS = {"private"}
-_ARG_NAMES = {"define": "term", "ask": "question", "rule": "section", "banned": "card", "open": "id"}
+_OPTION = re.compile(r"(?:^|\s)(\w+):(\S*)")
+# ``private:`` is accepted by every command, as on Discord, and has no effect in a console.
+_ALWAYS = {"private"}
 
 
 class Console:
-    """Parses one command line (``/define target``, ``/changes since:2008-01-01``) into a Judge call."""
+    """Parses one command line (``/define target``, ``/changes since:2008-01-01``) into a Judge call; the
+    commands, their argument names and options all come from the registry (``bot.commands``)."""
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
-        self.commands: dict[str, Callable[[str, dict[str, str]], Answer]] = {
-            "define": lambda text, _: judge.define(text),
-            "ask": lambda text, _: judge.ask(text),
-            "rule": lambda text, _: judge.rule(text),
-            "banned": lambda text, _: judge.banned(text),
-            "open": lambda text, _: judge.open(text),
-            "changes": lambda _, o: judge.changes(o.get("since"), o.get("until"), o.get("source")),
-            "about": lambda _, __: judge.about(),
-            "help": lambda _, __: judge.help(),
-        }
+        self.commands = {c.name: c for c in commands.for_front("console")}
 
     def answer(self, line: str) -> str:
         """The text answer to one command line; bad input gives a one-line message, never a traceback."""
@@ -55,20 +45,32 @@ class Console:
             if first.startswith("/"):
                 return f"Unknown command {first}. Commands: " + ", ".join("/" + c for c in self.commands) + "."
             name, rest = "ask", line  # a bare question is a question
-        accepted = _OPTIONS.get(name, _DEFAULT_OPTIONS)
+        command = self.commands[name]
+        # Which ``name:value`` options this command takes, as on Discord; in any other command the words are
+        # text ("/ask what does source: mean" keeps "source:").
+        accepted = command.option_names() | _ALWAYS
 
         def take(match: re.Match[str]) -> str:
             return " " if match.group(1).lower() in accepted else match.group(0)
 
         options = {k.lower(): v for k, v in _OPTION.findall(rest) if k.lower() in accepted}
         text = _OPTION.sub(take, rest).strip()
-        arg_name = _ARG_NAMES.get(name)
+        arg_name = command.argument
         if arg_name and text.lower().startswith(arg_name + ":"):
             text = text[len(arg_name) + 1 :].strip()
         try:
-            return to_text(self.commands[name](text, options))
+            return render(self.call(command, text, options))
         except UserError as exc:
-            return f"Error: {plain(str(exc))}"  # the same message Discord shows, as terminal text
+            return f"Error: {exc}"  # the same message Discord shows
+
+    def call(self, command: commands.Command, text: str, options: dict[str, str]) -> Answer:
+        """The judge method the registry names, with the command's argument and options."""
+        method = getattr(self.judge, command.method or "")
+        if command.name == "help":
+            return method("console")
+        if command.options:
+            return method(*(options.get(o.name) for o in command.options))
+        return method(text) if command.argument else method()
 
     def loop(self, stdin: TextIO, stdout: TextIO, interactive: bool) -> int:
         """Read commands until ``quit`` or end of input; a prompt only when a person is typing."""

@@ -17,44 +17,20 @@ from typing import TYPE_CHECKING
 
 from glossary.model import SOURCE_LABELS, Entry
 
-from . import render
-from .render import Answer, Renderer, echo, escape
+from . import commands
+from .answer import Answer, Group, Line, code, runs, strong
+from .commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
+from .compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
 
 if TYPE_CHECKING:
     from index.engine import Engine
     from index.overlay import Overlay
 
-ABOUT, HELP = "i", "h"
 QUERY_LIMIT = 300  # characters of a question we search on (a quoted message can be long)
-
-HELP_TEXT = [
-    ("/define term", "A glossary term in full: verbatim text, change dates, citation.", "/define target"),
-    (
-        "/ask question",
-        "Search the rules for a ruling question; open any result in full.",
-        "/ask is a terrain an enemy card",
-    ),
-    ("/rule section", "A rule section by number or name.", "/rule cardinal rule 2"),
-    ("/changes [since] [until] [source]", "Dated rule changes, newest first.", "/changes since:2008-01-01"),
-    (
-        "/banned [card]",
-        "Is a card banned in the Obsidian Hand format, since when, in which category; no card: the whole list.",
-        "/banned moshi eihime",
-    ),
-    ("/about", "Loaded sources, entry counts, index build time, version.", "/about"),
-    ("Look up rules", "Message menu (Apps › Look up rules): runs /ask on that message's text.", ""),
-    ("/reload", "Owner or Manage Server only: rebuild the index from the sources.", "/reload"),
-    (
-        "/ruling …",
-        "This server's own rulings: `list`, `history`, `export` for everyone; `add`, `edit`, `retire`, "
-        "`restore`, `import` for its judges; `config` for its admins.",
-        "/ruling list",
-    ),
-]
 
 
 class UserError(ValueError):
-    """Bad input from a user; the message is shown to them as is."""
+    """Bad input from a user; the message (plain text, what they typed quoted in it) is shown to them."""
 
 
 def version() -> str:
@@ -72,7 +48,7 @@ def parse_date(value: str | None, name: str, *, end: bool = False) -> str | None
     text = value.strip()
     m = re.fullmatch(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?", text)
     if not m:
-        raise UserError(f"`{name}` must be a date like 2008-01-31 (or 2008-01, or 2008); got “{echo(text)}”.")
+        raise UserError(f"{name} must be a date like 2008-01-31 (or 2008-01, or 2008); got “{_short(text)}”.")
     year, month, day = int(m[1]), int(m[2] or (12 if end else 1)), m[3]
     try:
         if day is None:
@@ -81,7 +57,7 @@ def parse_date(value: str | None, name: str, *, end: bool = False) -> str | None
         else:
             parsed = date(year, month, int(day))
     except ValueError:
-        raise UserError(f"`{name}`: {echo(text)} is not a real date.") from None
+        raise UserError(f"{name}: {_short(text)} is not a real date.") from None
     return parsed.isoformat()
 
 
@@ -93,7 +69,7 @@ def parse_source(value: str | None) -> str | None:
     for source, label in SOURCE_LABELS.items():
         if key in (source, label.lower()):
             return source
-    raise UserError(f"`source` must be one of: {', '.join(SOURCE_LABELS)}; got “{echo(value.strip())}”.")
+    raise UserError(f"source must be one of: {', '.join(SOURCE_LABELS)}; got “{_short(value.strip())}”.")
 
 
 class Judge:
@@ -116,7 +92,9 @@ class Judge:
         self.overlay = overlay
         self.notice = notice
         rulings = overlay.applying_to if overlay is not None else None
-        self.renderer = Renderer(self.lookup, rulebook_url, children=engine.children, rulings=rulings)
+        self.composer = Composer(
+            self.lookup, rulebook_url, children=engine.children, rulings=rulings, scope=engine.scope
+        )
 
     def scoped(self, overlay: Overlay | None, notice: str | None = None) -> Judge:
         """These commands as one server sees them (cheap: shares the engine)."""
@@ -127,7 +105,7 @@ class Judge:
     def run(self, make: Callable[[Judge], Answer]) -> Answer:
         """``make(self)``, opened with this judge's notice when there is one."""
         answer = make(self)
-        return with_notice(answer, self.notice) if self.notice else answer
+        return answer.with_notice(self.notice) if self.notice else answer
 
     def lookup(self, entry_id: str) -> Entry | None:
         return self.engine.get(entry_id, self.overlay)
@@ -138,34 +116,34 @@ class Judge:
         term = _clean(term, "term")
         exact = self.lookup(term)  # autocomplete sends entry ids
         if exact is not None:
-            return self.renderer.entry(exact)
-        return self.renderer.define(term, self.engine.define(term, overlay=self.overlay))
+            return self.composer.entry(exact)
+        return self.composer.define(term, self.engine.define(term, overlay=self.overlay))
 
     def open(self, entry_id: str) -> Answer:
         entry = self.lookup(entry_id)
         if entry is None:
-            return self.renderer.message(
+            return self.composer.message(
                 "Entry not found",
-                f"No entry “{echo(entry_id)}” in the loaded rules (was it renamed?).",
-                kind=render.ENTRY,
+                [Line(runs(f"No entry “{echo(entry_id)}” in the loaded rules (was it renamed?)."))],
+                kind=ENTRY,
                 arg=entry_id,
             )
-        return self.renderer.entry(entry)
+        return self.composer.entry(entry)
 
     def ask(self, question: str) -> Answer:
         question = _clean(question, "question")[:QUERY_LIMIT]
-        hits = self.engine.search(question, limit=render.ASK_LIMIT, overlay=self.overlay)
+        hits = self.engine.search(question, limit=ASK_LIMIT, overlay=self.overlay)
         # Nothing close: say so, and offer the nearest terms rather than a list of noise.
-        near = self.engine.nearest_terms(question, limit=render.NEAR_LIMIT) if not hits else []
-        return self.renderer.ask(question, hits, near)
+        near = self.engine.nearest_terms(question, limit=NEAR_LIMIT) if not hits else []
+        return self.composer.ask(question, hits, near)
 
     def rule(self, ref: str) -> Answer:
         ref = _clean(ref, "section")
         exact = self.engine.get(ref)
         if exact is not None:
-            return self.renderer.entry(exact, kind=render.RULE, arg=ref)
+            return self.composer.entry(exact, kind=RULE, arg=ref)
         hits = self.engine.section(ref)
-        return self.renderer.rule(ref, hits, [] if hits else self.engine.section_family(ref))
+        return self.composer.rule(ref, hits, [] if hits else self.engine.section_family(ref))
 
     def changes(self, since: str | None = None, until: str | None = None, source: str | None = None) -> Answer:
         since_iso = parse_date(since, "since")
@@ -174,80 +152,89 @@ class Judge:
             raise UserError(f"`since` ({since_iso}) is after `until` ({until_iso}).")
         source_key = parse_source(source)
         records = self.engine.changes(since=since_iso, until=until_iso, source=source_key, overlay=self.overlay)
-        return self.renderer.changes(records, since_iso, until_iso, source_key)
+        return self.composer.changes(records, since_iso, until_iso, source_key)
 
     def banned(self, card: str | None = None) -> Answer:
         """One card's legality, or with no card the whole banned list."""
         if not (card or "").strip():
-            return self.renderer.banned_list(self.engine.banned_list())
+            return self.composer.banned_list(self.engine.banned_list())
         card = _clean(card, "card")
         picked = self.engine.get(card)  # autocomplete sends the banned record's id
         if picked is not None and picked.kind == "banned":
             card = picked.title
-        return self.renderer.banned(self.engine.banned(card))
+        return self.composer.banned(self.engine.banned(card))
 
     def about(self) -> Answer:
         corpus = self.engine.corpus
         stats = self.engine.stats()
         by_source = Counter(e.source for e in corpus.entries)
-        lines = [f"**Version** {version()}", f"**Entries** {len(corpus.entries)}"]
-        lines += [f"- {SOURCE_LABELS.get(s, s)}: {n}" for s, n in sorted(by_source.items())]
+        lines = [Line(runs(strong("Version"), f" {version()}"))]
+        lines.append(Line(runs(strong("Entries"), f" {len(corpus.entries)}")))
+        lines += [Line(runs(f"- {SOURCE_LABELS.get(s, s)}: {n}")) for s, n in sorted(by_source.items())]
         if self.overlay is not None:
-            lines.append(f"- This server's rulings: {len(self.overlay)}")
-        lines.append(f"**Source files** ({len(corpus.files)})")
-        lines += [f"- {escape(f)}" for f in corpus.files]
+            lines.append(Line(runs(f"- This server's rulings: {len(self.overlay)}")))
+        lines.append(Line(runs(strong(f"Source files ({len(corpus.files)})"))))
+        lines += [Line(runs(f"- {f}")) for f in corpus.files]
         built = stats.get("built_at")
         seconds = stats.get("build_seconds")
         if built:
-            lines.append(f"**Index built** {built}" + (f" in {float(seconds):.2f} s" if seconds is not None else ""))
+            took = f" in {float(seconds):.2f} s" if seconds is not None else ""
+            lines.append(Line(runs(strong("Index built"), f" {built}{took}")))
         if corpus.errors:
-            lines.append(f"**Files that failed to load** {len(corpus.errors)}")
-            lines += [f"- {escape(str(e))}" for e in corpus.errors[:5]]
+            lines.append(Line(runs(strong("Files that failed to load"), f" {len(corpus.errors)}")))
+            lines += [Line(runs(f"- {e}")) for e in corpus.errors[:5]]
         if corpus.anomalies:
-            lines.append(f"**Anomalies noted** {len(corpus.anomalies)} (see `python -m glossary lint`)")
-        return self.renderer.message("About the L5R rules judge", "\n".join(lines), kind=ABOUT)
+            lines.append(Line(runs(strong("Anomalies noted"), f" {len(corpus.anomalies)} (see ",
+                                   code("python -m glossary lint"), ")")))
+        return self.composer.message("About the L5R rules judge", [Group(lines)], kind=ABOUT)  # type: ignore[list-item]
 
-    def help(self) -> Answer:
-        blocks = [f"**{name}** — {what}" + (f"\n`{example}`" if example else "") for name, what, example in HELP_TEXT]
-        blocks.append(
-            "Every lookup takes `private:True` to answer only you; a private answer has a "
-            "**Post in channel** button. Buttons open cross-references and page through results."
-        )
+    def help(self, front: str = "discord") -> Answer:
+        """The commands ``front`` offers, from the registry: what the console accepts, or what Discord has."""
+        blocks: list[Line] = []
+        for cmd in commands.for_front(front):
+            parts: list[object] = [strong(cmd.synopsis), f" — {cmd.help}"]
+            if cmd.example:
+                parts += ["\n", code(cmd.example)]
+            blocks.append(Line(runs(*parts)))  # type: ignore[arg-type]
+        if front == "discord":
+            blocks.append(Line(runs(
+                "Every lookup takes ", code("private:True"), " to answer only you; a private answer has a ",
+                strong("Post in channel"), " button. Buttons open cross-references and page through results.",
+            )))
+        else:
+            blocks.append(Line(runs(
+                "A line without a command is asked as a question. Answers list the entries they can open as ",
+                code("/open id"), "; ", code("quit"), " ends the console.",
+            )))
         if any(e.source == "house" for e in self.engine.corpus.entries):
-            blocks.append(
-                "This server's **house rulings** are shown with the entries they apply to, labelled "
-                "**House ruling** with the judge and date; `/changes` with source House rulings lists them."
-            )
-        return self.renderer.message("L5R rules judge — commands", "\n\n".join(blocks), kind=HELP)
+            blocks.append(Line(runs(
+                "This server's ", strong("house rulings"), " are shown with the entries they apply to, labelled ",
+                strong("House ruling"), " with the judge and date; ", code("/changes"),
+                " with source House rulings lists them.",
+            )))
+        title = "L5R rules judge — commands" + (" (console)" if front == "console" else "")
+        return self.composer.message(title, blocks, kind=HELP, arg="" if front == "discord" else front)
 
     def rebuild(self, kind: str, arg: str) -> Answer:
-        """Recreate the answer a button refers to from its ``(kind, arg)``."""
-        if kind == render.CHANGES:
-            since, until, source = (arg.split("|") + ["", "", ""])[:3]
-            return self.changes(since or None, until or None, source or None)
-        by_arg: dict[str, Callable[[str], Answer]] = {
-            render.ENTRY: self.open,
-            render.DEFINE: self.define,
-            render.ASK: self.ask,
-            render.RULE: self.rule,
-            render.BANNED: self.banned,
-            ABOUT: lambda _: self.about(),
-            HELP: lambda _: self.help(),
-        }
-        if kind not in by_arg:
+        """Recreate the answer a button refers to from its ``(kind, arg)`` (the registry's answer letters)."""
+        cmd = BY_LETTER.get(kind)
+        if cmd is None or cmd.method is None:
             raise UserError("That button is not one this bot understands.")
-        return by_arg[kind](arg)
+        method = getattr(self, cmd.method)
+        if kind == CHANGES:
+            since, until, source = (arg.split("|") + ["", "", ""])[:3]
+            return method(since or None, until or None, source or None)
+        if kind == HELP:
+            return method(arg or "discord")
+        if kind == ABOUT:
+            return method()
+        return method(arg)
 
 
-def with_notice(answer: Answer, notice: str) -> Answer:
-    """``answer`` with ``notice`` (italic) opening its first page, still within Discord's embed limits."""
-    page = answer.pages[0]
-    note = f"*{escape(notice)}*"
-    room = min(render.DESCRIPTION_LIMIT, render.EMBED_TOTAL_LIMIT - render.embed_size(answer.title, page)
-               + len(page.description))  # fmt: skip
-    text = f"{note}\n\n{page.description}" if page.description else note
-    page.description = render.shorten(text, max(room, len(note)))
-    return answer
+def _short(text: str, limit: int = 100) -> str:
+    """What a user typed, echoed in an error message: bidi controls dropped, at most ``limit`` characters."""
+    text = echo(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _clean(text: str, name: str) -> str:

@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
-from . import render
 from .admission import BUSY, DEFER_AT, EXPIRE_AT, REST_TIMEOUT, Busy, Expired, age, remaining, slow_down
+from .answer import Answer
+from .commands import ENTRY, RULE
 from .logs import log_answer, note_first_response
-from .render import Answer
+from .renderers import discord_markdown as render
+from .renderers.discord_markdown import Message
 from .service import Judge, UserError
 
 if TYPE_CHECKING:
@@ -97,7 +99,7 @@ def page_id(action: str, kind: str, arg: str, n: int) -> str:
 # -- embeds and views -----------------------------------------------------------------------------
 
 
-def answer_embed(answer: Answer, n: int = 0) -> discord.Embed:
+def answer_embed(answer: Message, n: int = 0) -> discord.Embed:
     page = answer.page(n)
     embed = discord.Embed(
         title=answer.title, description=page.description or None, url=answer.url, colour=answer.colour
@@ -109,7 +111,7 @@ def answer_embed(answer: Answer, n: int = 0) -> discord.Embed:
     return embed
 
 
-def answer_view(answer: Answer, n: int = 0, *, private: bool = False) -> discord.ui.View | None:
+def answer_view(answer: Message, n: int = 0, *, private: bool = False) -> discord.ui.View | None:
     """Buttons: the page's entry links (rows 0-3), then paging and "Post in channel" (row 4)."""
     page_no = answer.page_number(n)
     page = answer.page(page_no)
@@ -154,7 +156,7 @@ async def later_response(interaction: discord.Interaction, call: Callable[[], Aw
 
 
 async def send_answer(
-    interaction: discord.Interaction, answer: Answer, *, private: bool, page: int = 0, edit: bool = False
+    interaction: discord.Interaction, answer: Message, *, private: bool, page: int = 0, edit: bool = False
 ) -> None:
     """Reply, follow up (after a defer) or edit in place; records hit ids for the answer's log line.
 
@@ -190,7 +192,7 @@ async def send_error(interaction: discord.Interaction, message: str) -> None:
 
 async def run_judge(
     interaction: discord.Interaction, make: Callable[[Judge], Answer], *, private: bool, thinking: bool = True
-) -> Answer:
+) -> Message:
     """Run a lookup on the worker pool; defer only when the answer may be late, so fast answers cost
     one request.
 
@@ -211,7 +213,8 @@ async def run_judge(
         return interaction.response.is_done() or age(interaction) < EXPIRE_AT
 
     judge = await bot.judge_for(interaction)  # with the asking server's own rulings, if any
-    job = asyncio.ensure_future(lookups.run(lambda: judge.run(make), wanted))
+    # Composed and rendered on the worker: the event loop only sends.
+    job = asyncio.ensure_future(lookups.run(lambda: render.render(judge.run(make)), wanted))
     try:
         if wait > 0:
             await asyncio.wait({job}, timeout=wait)
@@ -233,7 +236,7 @@ async def outcome_of(interaction: discord.Interaction, reply: Awaitable[None]) -
     try:
         await reply
     except UserError as exc:
-        await send_error(interaction, str(exc))
+        await send_error(interaction, render.escape(str(exc)))
         return "user_error"
     except Busy:
         await send_error(interaction, BUSY)
@@ -363,7 +366,7 @@ class _StateButton(_Button, template=r"l5r:state:(?P<x>.*)"):
         cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str], /
     ) -> _StateButton:
         bot: JudgeBot = interaction.client  # type: ignore[assignment]
-        arg = ARGS.decode(match["arg"], bot.judge if match["kind"] in (render.ENTRY, render.RULE) else None)
+        arg = ARGS.decode(match["arg"], bot.judge if match["kind"] in (ENTRY, RULE) else None)
         button = cls(match["kind"], arg if arg is not None else match["arg"], int(match["n"]), item.label or "")
         button.expired = arg is None
         return button

@@ -93,7 +93,7 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(normalise(text))
 
 
-def _shingles(text: str) -> set[tuple[str, ...]]:
+def shingles(text: str) -> set[tuple[str, ...]]:
     """Every run of RESTATED_WORDS consecutive words: two texts share one iff they share such a run."""
     words = _words(text)
     return {tuple(words[i : i + RESTATED_WORDS]) for i in range(len(words) - RESTATED_WORDS + 1)}
@@ -102,7 +102,7 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
 def _shingle_index(glossary: list[Entry]) -> dict[tuple[str, ...], list[str]]:
     index: dict[tuple[str, ...], list[str]] = {}
     for other in glossary:
-        for shingle in _shingles(other.text):
+        for shingle in shingles(other.text):
             index.setdefault(shingle, []).append(other.id)
     return index
 
@@ -110,7 +110,7 @@ def _shingle_index(glossary: list[Entry]) -> dict[tuple[str, ...], list[str]]:
 def _restated(entry: Entry, index: dict[tuple[str, ...], list[str]]) -> list[str]:
     """Glossary entries whose wording ``entry`` repeats for at least RESTATED_WORDS consecutive words."""
     found: dict[str, None] = {}
-    for shingle in _shingles(entry.text):
+    for shingle in shingles(entry.text):
         for other in index.get(shingle, ()):
             found.setdefault(other, None)
     return list(found)

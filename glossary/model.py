@@ -63,6 +63,11 @@ class Change:
     update_id: str | None = None  # the update-log entry this change came from, if any
 
 
+def sort_date(change: Change) -> str:
+    """The date a change is ordered by: the evident intended date when the printed one is impossible."""
+    return change.probable_date or change.date or ""
+
+
 @dataclass
 class CrossRef:
     """A cross-reference found in the text ("See Glossary, Look"); ``target`` is an entry id or None."""
@@ -127,6 +132,10 @@ class Entry:
         if index is not None and 0 <= index < len(self.lines):
             return self.lines[index]
         return (self.location.first_line, self.location.last_line)
+
+    def paragraph_changes(self, index: int | None) -> list[Change]:
+        """The changes that date paragraph ``index``: its own stamps and those dating the whole entry."""
+        return [c for c in self.changes if c.paragraph is None or c.paragraph == index]
 
     @property
     def text(self) -> str:

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glossary.model import Change, Entry
-from index.fulltext import md_escape
-from index.results import ChangeRecord, Hit, citation
+from index.results import JSON_FORMAT, ChangeRecord, Hit, citation
 
 if TYPE_CHECKING:
     from index.engine import Engine
@@ -70,11 +69,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _entry_dict(entry: Entry, score: float = 0.0, **extra: Any) -> dict[str, Any]:
-    """A name lookup's row: same fields as a search hit; the snippet is the entry's opening paragraph."""
-    snippet = md_escape(entry.paragraphs[0]) if entry.paragraphs else ""
+    """A name lookup's row: same fields as a search hit; the quote is the entry's opening paragraph."""
     first = 0 if entry.paragraphs else None
-    dating = [c for c in entry.changes if c.paragraph is None or c.paragraph == first]  # only the snippet's dates
-    d = Hit(entry, score, snippet, first, dating).to_dict()
+    d = Hit(entry, score, [], first, entry.paragraph_changes(first)).to_dict()  # only the quote's dates
     d.update(extra)
     return d
 
@@ -82,14 +79,16 @@ def _entry_dict(entry: Entry, score: float = 0.0, **extra: Any) -> dict[str, Any
 def _change_dict(rec: ChangeRecord) -> dict[str, Any]:
     """A change row: the change's own fields (``kind`` is the change kind) plus the documented result fields.
 
-    ``snippet`` is the paragraph the stamp dates (or the opening one), ``changes`` is this one change.
+    ``quote`` is the paragraph the stamp dates (or the opening one), ``changes`` is this one change.
     """
     e, c = rec.entry, rec.change
     para = c.paragraph if c.paragraph is not None and 0 <= c.paragraph < len(e.paragraphs) else 0
     row = rec.to_dict()
     row.update(
         text=e.text,
-        snippet=md_escape(e.paragraphs[para]) if e.paragraphs else "",
+        format=JSON_FORMAT,
+        quote=e.paragraphs[para] if e.paragraphs else "",
+        spans=[],
         changes=[c.__dict__.copy()],
         entry_kind=e.kind,
         url=e.url,
@@ -120,8 +119,8 @@ def _print_hits(hits: list[Hit]) -> None:
     for n, h in enumerate(hits, 1):
         print(f"{n}. {h.entry.label}  [{h.entry.id}]  score {h.score:.2f}")
         print(f"   {citation(h.entry, h.paragraph)}")
-        if h.snippet:
-            print(_wrap(h.snippet))
+        if h.quote:
+            print(_wrap(h.quote))
         if h.changes:
             print("   changes: " + "; ".join(_change_line(c) for c in h.changes))
 

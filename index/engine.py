@@ -307,6 +307,11 @@ class Engine:
         """The sections a reference that matched nothing could have meant (all cardinal rules, all parts)."""
         return names.family(self._st, ref)
 
+    def scope(self, rule_id: str, entry_id: str) -> tuple[int, ...] | None:
+        """The paragraphs of ``entry_id`` that the linked rule ``rule_id`` concerns (``index.relations``);
+        ``None`` when that is not clear (or the two are not linked)."""
+        return self._st.scopes.get((rule_id, entry_id))
+
     def children(self, entry_id: str) -> list[Entry]:
         """The sub-headings (and theirs) under a section, in document order."""
         return names.children(self._st, entry_id)

@@ -1,4 +1,5 @@
-"""Free-text questions: our own tokens -> weighted index terms -> ranked hits with the answering paragraph in bold.
+"""Free-text questions: our own tokens -> weighted index terms -> ranked hits at the answering paragraph,
+with the offsets of the question's words in it.
 
 No user text ever reaches a query parser: the question is analysed with the index's own
 tokenizer and unknown words are corrected against the index vocabulary, so "OR OR (" or
@@ -19,8 +20,7 @@ from rapidfuzz.distance import Levenshtein
 from glossary.model import SOURCE_LABELS, Entry
 from index import english
 from index.analysis import STOPS, WORDS, stem
-from index.markdown import escape_markdown
-from index.results import Hit
+from index.results import Hit, merge_spans
 from index.state import State
 
 if TYPE_CHECKING:
@@ -33,12 +33,6 @@ MAX_WORD = 40  # longer "words" are noise (base64, URLs), never rule vocabulary
 PAIR_BOOST = 0.8  # two words that are one indexed word when joined ("face down" -> "facedown")
 FUZZY_WEIGHT = 0.7  # a typo-corrected word counts for less than one typed right
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
-
-
-def md_escape(text: str) -> str:
-    """Escape Markdown so rule text shows literally on Discord (a "* Seppuku" bullet stays a star, a masked
-    link ``[text](url)`` stays text): the bot's own escaping, one linear pass."""
-    return escape_markdown(text)
 
 
 def check_date(value: str, name: str) -> str:
@@ -159,7 +153,7 @@ def make_hit(
 ) -> Hit:
     """The hit at ``paragraph`` (else the paragraph with the most idf-weighted query terms), query words bold."""
     if not entry.paragraphs:
-        return Hit(entry, score, "", None, list(entry.changes))
+        return Hit(entry, score, [], None, list(entry.changes))
     best, best_score, best_spans = 0, -1.0, []
     numbered: Iterable[tuple[int, list[tuple[str, int, int]]]]
     if paragraph is not None and 0 <= paragraph < len(entry.paragraphs):
@@ -172,23 +166,4 @@ def make_hit(
         s = sum(st.idf.get(t, 1.0) * weights[t] for t in matched)
         if s > best_score + 1e-9:
             best, best_score, best_spans = n, s, spans
-    snippet = highlight(entry.paragraphs[best], best_spans)
-    changes = [c for c in entry.changes if c.paragraph is None or c.paragraph == best]
-    return Hit(entry, score, snippet, best, changes)
-
-
-def highlight(text: str, spans: list[tuple[int, int]]) -> str:
-    """Wrap spans in **bold** (merged when they overlap); Markdown in the rule text itself is escaped."""
-    merged: list[list[int]] = []
-    for s, e in sorted(spans):
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    out, pos = [], 0
-    for s, e in merged:
-        out.append(md_escape(text[pos:s]))
-        out.append(f"**{md_escape(text[s:e])}**")
-        pos = e
-    out.append(md_escape(text[pos:]))
-    return "".join(out)
+    return Hit(entry, score, merge_spans(best_spans), best, entry.paragraph_changes(best))

@@ -38,8 +38,8 @@ from glossary.linking import normalise
 from glossary.model import Corpus, Entry
 from index.analysis import STEMMED, fold
 from index.embedding import Embedder
-from index.fulltext import check_date, check_source, highlight
-from index.results import ChangeRecord, DefineResult, Hit
+from index.fulltext import check_date, check_source
+from index.results import ChangeRecord, DefineResult, Hit, merge_spans
 from index.vectors import embed_text
 
 #: Ids of scoped entries: ``house:#42`` (a number no slug can produce, so never a shared entry's id).
@@ -250,7 +250,7 @@ class Overlay:
 
     def _hit(self, entry: Entry, score: float, idf: Mapping[str, float], closest: int | None = None) -> Hit:
         """The entry's best paragraph (idf-weighted query terms; else ``closest``, the one nearest by meaning),
-        query words in bold."""
+        with the offsets of the question's words."""
         best, best_score, best_spans = 0, -1.0, []
         for n, paragraph in enumerate(entry.paragraphs):
             # Whoosh reuses one Token object while analysing: copy what is needed as it goes.
@@ -260,10 +260,10 @@ class Overlay:
             if s > best_score + 1e-9:
                 best, best_score, best_spans = n, s, spans
         if best_score <= 0 and closest is not None and 0 <= closest < len(entry.paragraphs):
-            best = closest
-        snippet = highlight(entry.paragraphs[best], best_spans) if entry.paragraphs else ""
-        changes = [c for c in entry.changes if c.paragraph is None or c.paragraph == best]
-        return Hit(entry, score, snippet, best if entry.paragraphs else None, changes)
+            best, best_spans = closest, []
+        if not entry.paragraphs:
+            return Hit(entry, score, [], None, list(entry.changes))
+        return Hit(entry, score, merge_spans(best_spans), best, entry.paragraph_changes(best))
 
     # -- names -------------------------------------------------------------------------------------
     def merge_define(self, term: str, result: DefineResult, limit: int = 5) -> DefineResult:

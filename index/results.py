@@ -36,6 +36,22 @@ def citation(entry: Entry, paragraph: int | None = None) -> str:
     return f"{where} · {entry.location.file}"
 
 
+# Version of the ``--json`` row format. 2: ``snippet`` (Discord Markdown) became ``quote`` (the paragraph
+# verbatim) plus ``spans`` (offsets of the question's words in it).
+JSON_FORMAT = 2
+
+
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, overlapping or touching spans merged: what a renderer can mark without nesting."""
+    merged: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
+
+
 # Below this chance for every hit, no rule stands out and an answer says so. The best entry of the eval and
 # held-out questions scores 0.4 or more for all but one of 293 (that one was wrong); vague questions ("my guy
 # got bowed, can he still go into battle?") 0.25-0.35.
@@ -48,16 +64,27 @@ class Hit:
 
     entry: Entry
     score: float
-    snippet: str = ""  # best paragraph, query words wrapped in **bold** (Markdown, safe for Discord)
-    paragraph: int | None = None  # index into entry.paragraphs of the snippet
+    # Where the question's words stand in the quoted paragraph: ``(start, end)`` character offsets into
+    # ``quote`` (sorted, never overlapping). Format-neutral: each front end marks them its own way.
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    paragraph: int | None = None  # index into entry.paragraphs of the quoted paragraph
     changes: list[Change] = field(default_factory=list)  # stamps dating that paragraph or the whole entry
     # the fitted ranking's chance that this entry answers (its softmax over all entries); None: not ranked so
     # (a server ruling, a lookup); below ``UNSURE`` for every hit when no rule stands out
     confidence: float | None = None
 
+    @property
+    def quote(self) -> str:
+        """The quoted paragraph, verbatim ("" for a bare heading)."""
+        e = self.entry
+        if self.paragraph is not None and 0 <= self.paragraph < len(e.paragraphs):
+            return e.paragraphs[self.paragraph]
+        return ""
+
     def to_dict(self) -> dict[str, Any]:
         e = self.entry
         return {
+            "format": JSON_FORMAT,
             "id": e.id,
             "title": e.title,
             "source": e.source,
@@ -65,7 +92,8 @@ class Hit:
             "kind": e.kind,
             "section": list(e.section),
             "text": e.text,
-            "snippet": self.snippet,
+            "quote": self.quote,
+            "spans": [list(s) for s in self.spans],
             "paragraph": self.paragraph,
             # Only the stamps dating the snippet (or the whole entry): others would misdate what is shown.
             "changes": [c.__dict__.copy() for c in self.changes],

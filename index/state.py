@@ -20,7 +20,7 @@ import numpy as np
 from whoosh.searching import Searcher
 
 from glossary.model import Corpus, Entry
-from index import asked, lexical, store, vectors
+from index import asked, lexical, relations, store, vectors
 from index.analysis import STEMMED, STOPS, compact, fold, stem
 from index.embedding import Embedder
 from index.results import ChangeRecord
@@ -134,6 +134,7 @@ class State:
     questions: asked.Asked = asked.NONE  # the kept questions, grouped by paragraph
     entry_source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # per entry, corpus order
     entry_latest: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # latest change date or ""
+    scopes: relations.Scopes = field(default_factory=dict)  # (rule id, entry id) -> the paragraphs it concerns
 
     def paragraph_tokens(self, entry: Entry) -> list[list[tuple[str, int, int]]]:
         """Analyzed paragraphs of an entry (stem, start, end), computed on first use and kept.
@@ -219,6 +220,7 @@ def build_state(
     _build_sections(st)
     _build_banned(st)
     _build_changes(st)
+    st.scopes = relations.compute(corpus, st.vectors, (lex.unit_entry, lex.unit_para))
     return st
 
 

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.render import plain, to_text
+from bot.renderers.discord_markdown import citation_text
 from bot.service import Judge
 from glossary.loader import SHIPPED_SOURCES
 from index.engine import Engine
 from index.results import Hit
+from tests.rendering import plain, to_discord, to_text
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "glossary" / "house_examples"
 TERRAIN_RULING = "house:terrain-destroyed-before-battle-resolution"
@@ -48,7 +49,7 @@ def all_text(answer) -> str:
 def test_define_terrain_labels_house_rulings_with_judge_and_date(judge: Judge, engine: Engine) -> None:
     ruling = engine.get(TERRAIN_RULING)
     assert ruling is not None and ruling.judge == "Example Head Judge"  # the premise: the sample loaded
-    answer = judge.define("terrain")
+    answer = to_discord(judge.define("terrain"))
     assert answer.title == "Terrain"
     text = plain("\n\n".join(p.description for p in answer.pages))
     heading = "House ruling — Terrain destroyed before battle resolution (Example Head Judge, 2026-11-01):"
@@ -56,23 +57,26 @@ def test_define_terrain_labels_house_rulings_with_judge_and_date(judge: Judge, e
     assert "House ruling — Mid-battle Terrain and the Obsidian Hand format (Example Event Judge, 2026-11-15):" in text
     assert "House rulings rule" not in text
     # The format's own updates keep the format's label, and come before the house rulings.
-    format_heading = "The Obsidian Hand Ruleset — latest update on this: Update 10/25/2015 (applies in that format):"
+    format_heading = (
+        "In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 (2015-10-25) amends paragraph 2 "
+        "(in that format):"
+    )
     assert format_heading in text
     assert text.index(format_heading) < text.index(heading) < text.index("L5R Comprehensive Rules text:")
-    assert text.count("(applies in that format)") == 2
+    assert text.count("(in that format)") == 2
     # The ruling's verbatim body follows its heading.
     assert ruling.paragraphs[-1] in text
 
 
 def test_define_terrain_buttons_name_house_rulings(judge: Judge) -> None:
-    labels = {link.entry_id: link.label for page in judge.define("terrain").pages for link in page.links}
+    labels = {link.entry_id: link.label for page in to_discord(judge.define("terrain")).pages for link in page.links}
     assert labels[TERRAIN_RULING] == "House ruling: Terrain destroyed before battle resolution"
     assert labels["obsidian-hand:update-2015-10-25"] == "Format rule: Update 10/25/2015"
     assert not any(label.startswith("Format rule:") for eid, label in labels.items() if eid.startswith("house:"))
 
 
 def test_house_ruling_opened_in_full_shows_judge_date_and_applies_to(judge: Judge) -> None:
-    answer = judge.open(TERRAIN_RULING)
+    answer = to_discord(judge.open(TERRAIN_RULING))
     page = answer.pages[0]
     fields = {f.name: plain(f.value) for f in page.fields}
     assert fields["About"] == "House ruling (Example Head Judge, 2026-11-01)\nApplies to: Terrain"
@@ -99,7 +103,7 @@ def test_ask_on_an_entry_only_house_rulings_amend_does_not_claim_a_format_rule(j
     assert target is not None
     by = {i.split(":")[0] for i in target.overridden_by}
     assert by == {"house"}  # the premise: only the sample ranged-attack ruling amends Target
-    answer = judge.renderer.ask("target", [Hit(entry=target, score=1.0, paragraph=0)])
+    answer = judge.composer.ask("target", [Hit(entry=target, score=1.0, paragraph=0)])
     text = all_text(answer)
     assert "1. Target — L5R Comprehensive Rules" in text
     assert "In The Obsidian Hand Ruleset" not in text and "amends this" not in text
@@ -107,7 +111,7 @@ def test_ask_on_an_entry_only_house_rulings_amend_does_not_claim_a_format_rule(j
 
 
 def test_changes_lists_house_rulings_newest_first(judge: Judge) -> None:
-    answer = judge.changes(source="house")
+    answer = to_discord(judge.changes(source="house"))
     assert answer.title == "Rule changes — House rulings"
     lines = plain(answer.pages[0].description).split("\n")
     assert lines == [
@@ -116,7 +120,7 @@ def test_changes_lists_house_rulings_newest_first(judge: Judge) -> None:
         "(Example Head Judge)",
         "2026-11-01 · Added · House ruling › Terrain destroyed before battle resolution (Example Head Judge)",
     ]
-    everything = judge.changes()
+    everything = to_discord(judge.changes())
     assert plain(everything.pages[0].description).split("\n")[0] == lines[0]
 
 
@@ -147,12 +151,12 @@ def test_long_rulebook_url_never_cuts_a_link_in_half(engine: Engine) -> None:
     judge = Judge(engine, rulebook_url=long_url)
     ruling = engine.get(TERRAIN_RULING)
     assert ruling is not None
-    citation = judge.renderer.citation_text(ruling, 400)
+    citation = citation_text(judge.composer.citation(ruling), 400)
     assert len(citation) <= 400
     # A link longer than half the room is dropped whole, never cut; the citation itself stays complete.
     assert "](" not in citation and "rules.example.org" not in citation
     assert "…" not in citation and citation.startswith("EXAMPLE house rulings")
-    short = Judge(engine, rulebook_url=RULEBOOK).renderer.citation_text(ruling, 400)
+    short = citation_text(Judge(engine, rulebook_url=RULEBOOK).composer.citation(ruling), 400)
     assert short.endswith(f"[rulebook]({RULEBOOK}/house.html#{TERRAIN_RULING})")
 
 

@@ -8,11 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import render
-from bot.render import Answer, Renderer, history_line, paginate, plain, shorten, split_long, to_text
+from bot.answer import Relation, plain_text
+from bot.commands import DEFINE
+from bot.compose import ASK_LIMIT, UNSURE_NOTE, Composer, history_line
+from bot.renderers import discord_markdown as dm
+from bot.renderers.discord_markdown import Message, paginate, plain, shorten, split_long
+from bot.renderers.text import render as to_text
 from bot.service import Judge
 from glossary.model import Change, CrossRef, Entry, Location
 from index.engine import Engine
+from index.results import UNSURE
 
 QUESTIONS = [
     "is a terrain an enemy card",
@@ -38,20 +43,20 @@ def judge(engine: Engine) -> Judge:
     return Judge(engine, rulebook_url="https://rules.example.org/book")
 
 
-def assert_within_limits(answer: Answer) -> None:
-    assert answer.pages, "an answer has at least one page"
-    assert len(answer.title) <= render.TITLE_LIMIT
-    for page in answer.pages:
-        assert len(page.description) <= render.DESCRIPTION_LIMIT
-        assert len(page.fields) <= render.FIELD_COUNT_LIMIT
+def assert_within_limits(message: Message) -> None:
+    assert message.pages, "an answer has at least one page"
+    assert len(message.title) <= dm.TITLE_LIMIT
+    for page in message.pages:
+        assert len(page.description) <= dm.DESCRIPTION_LIMIT
+        assert len(page.fields) <= dm.FIELD_COUNT_LIMIT
         for f in page.fields:
-            assert 0 < len(f.name) <= render.FIELD_NAME_LIMIT
-            assert 0 < len(f.value) <= render.FIELD_VALUE_LIMIT
-        assert len(page.footer) <= render.FOOTER_LIMIT
-        assert render.embed_size(answer.title, page) <= render.EMBED_TOTAL_LIMIT
-        assert len(page.links) <= render.MAX_LINKS
+            assert 0 < len(f.name) <= dm.FIELD_NAME_LIMIT
+            assert 0 < len(f.value) <= dm.FIELD_VALUE_LIMIT
+        assert len(page.footer) <= dm.FOOTER_LIMIT
+        assert dm.embed_size(message.title, page) <= dm.EMBED_TOTAL_LIMIT
+        assert len(page.links) <= dm.MAX_LINKS
         for link in page.links:
-            assert 0 < len(link.label) <= render.BUTTON_LABEL_LIMIT
+            assert 0 < len(link.label) <= dm.BUTTON_LABEL_LIMIT
 
 
 def test_every_shipped_entry_renders_within_limits(judge: Judge, engine: Engine) -> None:
@@ -59,7 +64,7 @@ def test_every_shipped_entry_renders_within_limits(judge: Judge, engine: Engine)
     assert len(entries) > 100  # the shipped corpus, not an empty stand-in
     for entry in entries:
         answer = judge.open(entry.id)
-        assert_within_limits(answer)
+        assert_within_limits(dm.render(answer))
         assert answer.hit_ids[0] == entry.id
         # Verbatim: every paragraph of the entry appears in the console text, in order.
         text = to_text(answer)
@@ -72,21 +77,23 @@ def test_every_shipped_entry_renders_within_limits(judge: Judge, engine: Engine)
 
 def test_every_question_banned_name_and_change_page_within_limits(judge: Judge, engine: Engine) -> None:
     for q in QUESTIONS:
-        assert_within_limits(judge.ask(q))
+        assert_within_limits(dm.render(judge.ask(q)))
     for entry in engine.corpus.entries:
         if entry.kind == "banned":
             answer = judge.banned(entry.title)
-            assert_within_limits(answer)
-            assert answer.title == f"Banned: {render.escape(entry.title)}"
-    changes = judge.changes()
+            assert answer.title == f"Banned: {entry.title}"  # the neutral answer holds the name as written
+            message = dm.render(answer)
+            assert_within_limits(message)
+            assert message.title == f"Banned: {dm.escape(entry.title)}"
+    changes = dm.render(judge.changes())
     assert_within_limits(changes)
     assert len(changes.pages) >= 2  # the shipped history does not fit one page of ten
 
 
 def test_define_target_shows_text_dates_and_citation(judge: Judge) -> None:
-    answer = judge.define("target")
-    assert answer.title == "Target"
-    page = answer.pages[0]
+    message = dm.render(judge.define("target"))
+    assert message.title == "Target"
+    page = message.pages[0]
     assert "The word “target” must appear as a verb or an adjective" in page.description
     fields = {f.name: f.value for f in page.fields}
     assert fields["History"] == (
@@ -94,7 +101,7 @@ def test_define_target_shows_text_dates_and_citation(judge: Judge) -> None:
     )
     assert "Target, lines 11-15 · 000\\_99c7513ab738c7d1.txt" in fields["Citation"]
     assert "[rulebook](https://rules.example.org/book/glossary.html#glossary:target)" in fields["Citation"]
-    assert answer.url == "https://rules.example.org/book/glossary.html#glossary:target"
+    assert message.url == "https://rules.example.org/book/glossary.html#glossary:target"
 
 
 def test_obsidian_hand_override_is_shown_first(judge: Judge, engine: Engine) -> None:
@@ -102,11 +109,27 @@ def test_obsidian_hand_override_is_shown_first(judge: Judge, engine: Engine) -> 
     assert overridden, "the shipped corpus has format rules overriding glossary entries"
     for entry in overridden:
         answer = judge.open(entry.id)
-        first = answer.pages[0].description
-        assert first.startswith(("**The Obsidian Hand Ruleset rule — ", "**The Obsidian Hand Ruleset — latest update"))
-        rule = judge.renderer.overriders(entry)[0]
-        assert first.index(render.escape(rule.paragraphs[0])[:40]) < first.index("L5R Comprehensive Rules text:")
-        assert {link.entry_id for link in answer.pages[0].links} >= set(entry.overridden_by)
+        rule = judge.composer.overriders(entry)[0]
+        assert isinstance(answer.body[0], Relation) and answer.body[0].entry is rule
+        assert answer.body[0].kind in ("amends", "restates")
+        heading = plain_text(answer.body[0].heading)
+        assert heading.startswith(("In The Obsidian Hand Ruleset, ", "The Obsidian Hand Ruleset states "))
+        assert "(in that format)" in heading
+        first = dm.render(answer).pages[0].description
+        assert first.startswith(("**In The Obsidian Hand Ruleset, ", "**The Obsidian Hand Ruleset states "))
+        assert first.index(dm.escape(rule.paragraphs[0])[:40]) < first.index("L5R Comprehensive Rules text:")
+        assert {link.entry_id for link in dm.render(answer).pages[0].links} >= set(entry.overridden_by)
+        text = to_text(answer)
+        assert text.index(rule.paragraphs[0]) < text.index("L5R Comprehensive Rules text:")
+
+
+def test_relation_heading_bold_is_not_nested(judge: Judge, engine: Engine) -> None:
+    entry = next(e for e in engine.corpus.entries if e.overridden_by)
+    first = dm.render(judge.open(entry.id)).pages[0].description.split("\n")[0]
+    label = judge.composer.overriders(entry)[0].label
+    # Either the whole heading is bold with the label inside it plain, or only the label is bold: never both.
+    assert first.count("**") == 2, first
+    assert label in plain(first)
 
 
 def test_changes_newest_first_with_impossible_date_annotated(judge: Judge) -> None:
@@ -116,6 +139,9 @@ def test_changes_newest_first_with_impossible_date_annotated(judge: Judge) -> No
     effective = [probable or printed for printed, probable in dates]
     assert len(effective) > 5
     assert effective == sorted(effective, reverse=True)
+    # Discord shows the same rows, the date in bold.
+    first = dm.render(judge.changes(source="glossary")).pages[0].description
+    assert first.startswith("**") and plain(first).split("\n")[0] == text.split("\n")[2]
 
 
 def _change(kind: str, date: str | None, note: str | None = None, **kw: object) -> Change:
@@ -164,30 +190,32 @@ def make_entry(paragraphs: list[str], **kw: object) -> Entry:
 def test_long_entry_split_at_paragraph_boundaries() -> None:
     paragraphs = [f"Paragraph {i} " + "word " * 150 for i in range(40)]  # ~30,000 characters
     entry = make_entry(paragraphs)
-    answer = Renderer(lambda _i: None).entry(entry)
-    assert len(answer.pages) >= 8
-    assert_within_limits(answer)
-    for page in answer.pages:
+    answer = Composer(lambda _i: None).entry(entry)
+    message = dm.render(answer)
+    assert len(message.pages) >= 8
+    assert_within_limits(message)
+    for page in message.pages:
         chunks = page.description.split("\n\n")
         assert all(c.startswith("Paragraph ") for c in chunks), "a page starts and ends on whole paragraphs"
-    assert answer.pages[0].footer.endswith(f"page 1/{len(answer.pages)}")
-    joined = "\n\n".join(p.description for p in answer.pages)
+    assert message.pages[0].footer.endswith(f"page 1/{len(message.pages)}")
+    joined = "\n\n".join(p.description for p in message.pages)
     assert joined == "\n\n".join(paragraphs)
+    assert "\n\n".join(paragraphs) in to_text(answer)  # the console is not paged
 
 
 def test_one_huge_paragraph_is_split_between_words_with_markers() -> None:
     words = [f"w{i}" for i in range(3000)]
     entry = make_entry([" ".join(words)])
-    answer = Renderer(lambda _i: None).entry(entry)
-    assert len(answer.pages) >= 3
-    assert_within_limits(answer)
-    for i, page in enumerate(answer.pages):
+    message = dm.render(Composer(lambda _i: None).entry(entry))
+    assert len(message.pages) >= 3
+    assert_within_limits(message)
+    for i, page in enumerate(message.pages):
         d = page.description
-        if i < len(answer.pages) - 1:
+        if i < len(message.pages) - 1:
             assert d.endswith("…")
         if i > 0:
             assert d.startswith("…")
-    rebuilt = " ".join(p.description.strip("…") for p in answer.pages).split()
+    rebuilt = " ".join(p.description.strip("…") for p in message.pages).split()
     assert rebuilt == words  # nothing lost, no word cut
 
 
@@ -219,26 +247,28 @@ def test_user_and_rule_text_cannot_mention_or_format(judge: Judge) -> None:
         ["Ping @everyone and @here and <@123456789012345678> **now** _x_ `y`"],
         see_also=[CrossRef("Look @everyone", "glossary:look")],
     )
-    answer = Renderer(lambda _i: None).entry(entry)
-    d = answer.pages[0].description
+    answer = Composer(lambda _i: None).entry(entry)
+    d = dm.render(answer).pages[0].description
     assert "@everyone" not in d and "@here" not in d and "<@123456789012345678>" not in d
     assert "\\*\\*now\\*\\*" in d and "\\_x\\_" in d and "\\`y\\`" in d
-    # The console shows the verbatim text again (minus the zero-width space that defuses mentions).
+    # Read back, the page gives the verbatim text (minus the zero-width space that defuses mentions)...
     assert entry.paragraphs[0] in plain(d)
-    echoed = judge.define("<@&987654321098765432> @everyone zzqqxx")
+    # ...and the console shows it as written, with nothing to undo.
+    assert entry.paragraphs[0] in to_text(answer)
+    echoed = dm.render(judge.define("<@&987654321098765432> @everyone zzqqxx"))
     assert "@everyone" not in echoed.title and "<@&987654321098765432>" not in echoed.title
-    assert "@everyone" not in judge.ask("@everyone rules").title
+    assert "@everyone" not in dm.render(judge.ask("@everyone rules")).title
 
 
 def test_unknown_term_offers_candidates_as_buttons(judge: Judge, engine: Engine) -> None:
     answer = judge.define("fo")  # ambiguous: Focus, Follower, For each...
     assert answer.title == "No entry for “fo”"
-    ids = [link.entry_id for link in answer.pages[0].links]
+    ids = [link.entry_id for link in dm.render(answer).pages[0].links]
     assert ids == [c.id for c in engine.define("fo").candidates] and "glossary:follower" in ids
     confident = judge.define("tar")  # Target, with Targeting paradoxes still offered
     assert confident.title == "Target"
     assert ("Or: Targeting paradoxes", "glossary:targeting-paradoxes") in [
-        (ln.label, ln.entry_id) for ln in confident.pages[0].links
+        (ln.label, ln.entry_id) for ln in dm.render(confident).pages[0].links
     ]
 
 
@@ -249,41 +279,48 @@ def test_did_you_mean_rendering() -> None:
         make_entry(["x"], id="glossary:target", title="Target"),
         make_entry(["y"], id="glossary:terrain", title="Terrain"),
     ]
-    answer = Renderer(lambda _i: None).define("targ", DefineResult(None, cands, "fuzzy"))
+    answer = Composer(lambda _i: None).define("targ", DefineResult(None, cands, "fuzzy"))
     assert answer.title == "No entry for “targ”"
-    assert answer.pages[0].description == "Did you mean: **Target**, **Terrain**?"
-    assert [(ln.label, ln.entry_id) for ln in answer.pages[0].links] == [
+    message = dm.render(answer)
+    assert message.pages[0].description == "Did you mean: **Target**, **Terrain**?"
+    assert [(ln.label, ln.entry_id) for ln in message.pages[0].links] == [
         ("Target", "glossary:target"),
         ("Terrain", "glossary:terrain"),
     ]
-    assert (answer.kind, answer.arg) == (render.DEFINE, "targ")
+    assert (message.kind, message.arg) == (DEFINE, "targ")
+    assert "Did you mean: Target, Terrain?" in to_text(answer)  # the console shows no Markdown
 
 
 def test_banned_list_within_limits_and_says_so_when_none_is_loaded(judge: Judge) -> None:
     whole = judge.banned(None)
-    assert_within_limits(whole)
+    assert_within_limits(dm.render(whole))
     assert whole.title == "Banned list — The Obsidian Hand Ruleset" and len(whole.hit_ids) == 25
-    empty = judge.renderer.banned_list([])
+    empty = judge.composer.banned_list([])
     assert empty.title == "Banned list"
-    assert "No banned list is loaded." in empty.pages[0].description
+    assert "No banned list is loaded." in dm.render(empty).pages[0].description
 
 
 def test_ask_with_nothing_close_offers_nearest_terms(judge: Judge) -> None:
     answer = judge.ask("how do I bake sourdough bread")
-    text = "\n".join(page.description for page in answer.pages)
+    message = dm.render(answer)
+    text = "\n".join(page.description for page in message.pages)
     assert "No rules text answers that question closely" in text and "Nearest terms:" in text
-    assert answer.pages[0].links  # the nearest terms are buttons
-    assert_within_limits(answer)
+    assert message.pages[0].links  # the nearest terms are buttons
+    assert_within_limits(message)
 
 
 def test_an_answer_says_when_no_rule_stands_out(judge: Judge, engine: Engine) -> None:
     vague = "my guy got bowed, can he still go into battle?"
-    hits = engine.search(vague, limit=render.ASK_LIMIT)
-    assert hits and all(h.confidence is not None and h.confidence < render.UNSURE for h in hits)
-    assert judge.ask(vague).pages[0].description.startswith(render.UNSURE_NOTE)
+    hits = engine.search(vague, limit=ASK_LIMIT)
+    assert hits and all(h.confidence is not None and h.confidence < UNSURE for h in hits)
+    note = f"*{dm.inline(UNSURE_NOTE)}*"  # italic on Discord, /define as code
+    assert note.startswith("*No rule stands out") and "`/define`" in note
+    assert dm.render(judge.ask(vague)).pages[0].description.startswith(note)
+    assert plain_text(UNSURE_NOTE) in to_text(judge.ask(vague))
     clear = "is a terrain an enemy card"
-    hits = engine.search(clear, limit=render.ASK_LIMIT)
+    hits = engine.search(clear, limit=ASK_LIMIT)
     assert hits[0].entry.id == "glossary:terrain" and hits[0].confidence is not None and hits[0].confidence > 0.9
     assert sum(h.confidence or 0 for h in hits) <= 1.0 + 1e-6  # chances over all entries: the shown ones sum <= 1
-    assert render.UNSURE_NOTE not in judge.ask(clear).pages[0].description
+    assert note not in dm.render(judge.ask(clear)).pages[0].description
+    assert plain_text(UNSURE_NOTE) not in to_text(judge.ask(clear))
     assert hits[0].to_dict()["confidence"] == round(hits[0].confidence, 3)

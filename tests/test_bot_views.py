@@ -18,7 +18,10 @@ import discord
 import pytest
 from discord import app_commands
 
-from bot import render, views
+from bot import commands as render
+from bot import views
+from bot.answer import Answer
+from tests.rendering import to_discord
 from bot.client import JudgeBot, JudgeTree, apply_api_base
 from bot.cogs.admin import NotAllowed, owner_or_manager
 from bot.service import Judge
@@ -128,7 +131,7 @@ def test_long_entry_id_survives_restart_via_corpus(engine: Engine) -> None:
 
 async def test_every_entry_embed_and_view_is_valid(bot: JudgeBot, engine: Engine) -> None:
     for entry in engine.corpus.entries:
-        answer = bot.judge.open(entry.id)
+        answer = to_discord(bot.judge.open(entry.id))
         for n in range(len(answer.pages)):
             embed = answer_embed(answer, n)
             assert len(embed) <= 6000 and embed.title == answer.title
@@ -141,7 +144,7 @@ async def test_every_entry_embed_and_view_is_valid(bot: JudgeBot, engine: Engine
 
 
 async def test_paged_answer_has_previous_next(bot: JudgeBot) -> None:
-    answer = bot.judge.changes()
+    answer = to_discord(bot.judge.changes())
     assert len(answer.pages) > 2
     view = answer_view(answer, 1)
     nav = [c for c in view.children if c.custom_id.startswith("l5r:page:")]
@@ -207,7 +210,7 @@ async def test_open_and_page_buttons(bot: JudgeBot) -> None:
     paging = fake_interaction(bot)
     await click(bot, PageButton, "l5r:page:c:2008-01-01||:1", paging)
     embed, _view, _ = sent(paging.response.edit_message.call_args)
-    expected = bot.judge.changes("2008-01-01")
+    expected = to_discord(bot.judge.changes("2008-01-01"))
     assert embed.description == expected.pages[1].description
     assert embed.footer.text.endswith(f"page 2/{len(expected.pages)}")
 
@@ -218,7 +221,7 @@ async def test_slow_page_click_defers_as_update_then_edits_the_original(
     monkeypatch.setattr(views, "DEFER_AT", 0.0)
     real_rebuild = bot.judge.rebuild
 
-    def slow_rebuild(kind: str, arg: str) -> render.Answer:
+    def slow_rebuild(kind: str, arg: str) -> Answer:
         time.sleep(0.05)  # certainly still running when the (zero) defer threshold passes
         return real_rebuild(kind, arg)
 
@@ -228,7 +231,7 @@ async def test_slow_page_click_defers_as_update_then_edits_the_original(
     paging.response.defer.assert_called_once_with(ephemeral=False, thinking=False)
     paging.response.edit_message.assert_not_called()
     embed = paging.edit_original_response.call_args.kwargs["embed"]
-    expected = bot.judge.changes("2008-01-01")
+    expected = to_discord(bot.judge.changes("2008-01-01"))
     assert embed.description == expected.pages[1].description
     assert paging.extras["hits"] == expected.hit_ids
 
@@ -244,7 +247,7 @@ async def test_bad_dates_get_a_short_ephemeral_message(bot: JudgeBot) -> None:
     command = bot.tree.get_command("changes")
     await command.callback(command.binding, interaction, "yesterday", None, None, False)
     interaction.response.send_message.assert_called_once_with(
-        "`since` must be a date like 2008-01-31 (or 2008-01, or 2008); got “yesterday”.", ephemeral=True
+        "since must be a date like 2008-01-31 (or 2008-01, or 2008); got “yesterday”.", ephemeral=True
     )
 
 
@@ -359,7 +362,7 @@ async def test_commands_synced_only_when_changed(bot: JudgeBot) -> None:
 async def test_slow_lookup_is_deferred_then_followed_up(bot: JudgeBot, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(views, "DEFER_AT", 0.01)
 
-    def slow(judge: Judge) -> render.Answer:  # a Judge call that takes longer than the defer threshold
+    def slow(judge: Judge) -> Answer:  # a Judge call that takes longer than the defer threshold
         time.sleep(0.1)
         return judge.define("target")
 

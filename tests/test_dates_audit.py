@@ -9,9 +9,9 @@ its paragraphs (not a sample), that
    ends that paragraph's line, or stands on stamp-only lines straight after it; only stamp-only lines before
    any text of the entry date the whole entry. Update-log changes date the paragraph holding the new wording,
    or the entry as a whole;
-3. the answer the bot prints for that paragraph (``Renderer._hit_block``) shows exactly those dates, the
-   whole-entry ones labelled so, even when the engine hands it every change of the entry, and cites that
-   paragraph's own line.
+3. the answer the bot gives for that paragraph (``Composer.hit_group``, as the console and Discord print it)
+   shows exactly those dates, the whole-entry ones labelled so, even when the engine hands it every change
+   of the entry, and cites that paragraph's own line.
 
 Run as a script (``python tests/test_dates_audit.py``) it prints what it checked.
 """
@@ -30,7 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from bot.render import Renderer, history_line, paragraph_changes  # noqa: E402
+from bot.answer import Citation, Dates, Line, Quote, Relation, plain_text  # noqa: E402
+from bot.compose import Composer, history_line  # noqa: E402
+from bot.renderers import discord_markdown  # noqa: E402
+from bot.renderers import text as plain_renderer  # noqa: E402
 from glossary.house import EXAMPLES_DIR  # noqa: E402
 from glossary.loader import SHIPPED_SOURCES, load_corpus  # noqa: E402
 from glossary.model import Change, Corpus, Entry  # noqa: E402
@@ -87,7 +90,7 @@ def _expected_glossary_targets(entry: Entry, lines: list[str]) -> dict[int, int 
 def audit(corpus: Corpus) -> Counter[str]:
     """Check every change and every paragraph; returns counts of what was checked (asserts on any failure)."""
     by_id = corpus.by_id()
-    renderer = Renderer(by_id.get)
+    composer = Composer(by_id.get)
     seen: Counter[str] = Counter()
     for entry in corpus.entries:
         lines = _source_lines(corpus, entry)
@@ -107,26 +110,39 @@ def audit(corpus: Corpus) -> Counter[str]:
             seen["changes"] += 1
             seen["whole-entry changes" if change.paragraph is None else "paragraph changes"] += 1
         for p in range(len(entry.paragraphs)):
-            # The engine may hand the renderer every change; it must print only this paragraph's.
-            block = renderer._hit_block(1, Hit(entry, 1.0, "", p, list(entry.changes)))
-            own = paragraph_changes(entry, p)  # its own stamps and the whole entry's (checked above)
-            rows = block.split("\n")[1:-1]  # between the heading and the citation
-            amends = ("In ", "Earlier, ", "House ruling ", "The ruleset states")
-            dated = [r for r in rows if _ISO.search(r) and not r.startswith(">") and not r.startswith(amends)]
-            printed = {d for r in dated for d in _ISO.findall(r)}
-            written = {c.date for c in own if c.date} | {c.probable_date for c in own if c.probable_date}
-            assert printed == written, (entry.id, p, dated)
+            # The engine may hand the composer every change; it must show only this paragraph's.
+            group = composer.hit_group(1, Hit(entry, 1.0, [], p, list(entry.changes)))
+            head, quoted, *rows, cite = group.blocks
+            assert isinstance(head, Line) and isinstance(quoted, Quote) and quoted.text == entry.paragraphs[p]
+            assert isinstance(cite, Citation) and cite.paragraph == p
+            own = entry.paragraph_changes(p)  # its own stamps and the whole entry's (checked above)
+            # What bears on the paragraph (an update, a ruling, a restatement) carries its own dates: not these.
+            rows = [b for b in rows if not isinstance(b, Relation)]
+            assert all(isinstance(b, Dates) for b in rows), (entry.id, p, rows)
+            for medium in ("console", "discord"):
+                if medium == "console":
+                    dated = [line for b in rows for line in plain_renderer.lines_of(b)]
+                    cited = plain_renderer.lines_of(cite)[-1]
+                else:
+                    dated = [discord_markdown.plain(line) for b in rows for line in discord_markdown.lines_of(b)]
+                    cited = discord_markdown.plain(discord_markdown.lines_of(cite)[-1])
+                printed = {d for r in dated for d in _ISO.findall(r)}
+                written = {c.date for c in own if c.date} | {c.probable_date for c in own if c.probable_date}
+                assert printed == written, (entry.id, p, medium, dated)
+                if own:
+                    assert len(dated) == 1 and dated[0] == history_line(own, entry, p), (entry.id, p, medium, dated)
+                    labelled = entry.source != "house" and entry.kind != "update"  # their date is all of them
+                    if any(c.paragraph is None for c in own) and len(entry.paragraphs) > 1 and labelled:
+                        assert "(whole entry)" in dated[0], (entry.id, p, dated)
+                first, last = entry.paragraph_lines(p)
+                span = f"line {first}" if first == last else f"lines {first}-{last}"
+                assert span in cited, (entry.id, p, medium, cited)
             if own:
-                assert len(dated) == 1 and dated[0] == history_line(own, entry, p), (entry.id, p, dated)
-                labelled = entry.source != "house" and entry.kind != "update"  # their date is all of them
-                if any(c.paragraph is None for c in own) and len(entry.paragraphs) > 1 and labelled:
-                    assert "(whole entry)" in dated[0], (entry.id, p, dated)
                 seen["paragraphs with dates"] += 1
             else:
                 seen["paragraphs without dates"] += 1
-            first, last = entry.paragraph_lines(p)
-            cited = f"line {first}" if first == last else f"lines {first}-{last}"
-            assert cited in block.split("\n")[-1], (entry.id, p, block.split("\n")[-1])
+            # The heading names the entry (and for a house ruling, who ruled and when): no other date.
+            assert set(_ISO.findall(plain_text(head.parts))) <= {c.date for c in own}, (entry.id, p)
     return seen
 
 

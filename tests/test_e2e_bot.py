@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from bot.renderers.discord_markdown import plain
 from fakediscord import FakeDiscord, InteractionRecord, bot_running, preserved_discord_urls
 from fakediscord import validation as v
 
 from bot import views
 from bot.client import JudgeBot
-from bot.render import plain
 from bot.settings import Settings
 from index.engine import Engine
 

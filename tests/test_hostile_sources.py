@@ -130,7 +130,9 @@ def test_house_ruling_citations_never_show_the_hosts_path(tmp_path: Path) -> Non
     """Citations are posted in Discord: a ruling is cited relative to the configured folder."""
     import shutil
 
-    from bot.render import Renderer, to_text
+    from bot.compose import Composer
+    from bot.renderers import discord_markdown
+    from bot.renderers.text import render as to_text
     from glossary.house import EXAMPLES_DIR
     from glossary.loader import SHIPPED_SOURCES
     from index.results import citation
@@ -140,7 +142,9 @@ def test_house_ruling_citations_never_show_the_hosts_path(tmp_path: Path) -> Non
     corpus = load_corpus([SHIPPED_SOURCES, house.resolve()])
     rulings = [e for e in corpus.entries if e.source == "house"]
     assert rulings and {e.location.file for e in rulings} == {"example-rulings.md"}
-    answer = Renderer(corpus.by_id().get).entry(rulings[0])
-    shown = to_text(answer) + citation(rulings[0])
-    assert " · example-rulings.md" in shown and str(tmp_path) not in shown and "judge-secrets" not in shown
+    answer = Composer(corpus.by_id().get).entry(rulings[0])
+    message = discord_markdown.render(answer)
+    on_discord = "\n".join(discord_markdown.page_text(message, n) for n in range(len(message.pages)))
+    for shown in (to_text(answer), on_discord, citation(rulings[0])):
+        assert " · example-rulings.md" in shown and str(tmp_path) not in shown and "judge-secrets" not in shown
     assert str(tmp_path) not in " ".join(corpus.files)

@@ -8,10 +8,13 @@ from guard import finishes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.render import Renderer, echo, escape, plain, to_text
+from bot.compose import Composer, echo
+from bot.renderers import discord_markdown as dm
+from bot.renderers.discord_markdown import escape, marked, plain
+from bot.renderers.markdown_escape import ZWSP, escape_markdown, escape_mentions
+from bot.renderers.text import render as to_text
 from glossary.model import Entry, Location
-from index.fulltext import highlight
-from index.markdown import ZWSP, escape_markdown, escape_mentions
+from index.results import Hit, merge_spans
 
 # Text made mostly of what Discord's parser reacts to, plus the pieces of mentions and links.
 HOSTILE = st.lists(
@@ -75,10 +78,9 @@ def test_escaping_twice_shows_the_escaped_text(text: str) -> None:
 
 @given(HOSTILE, st.lists(st.tuples(st.integers(0, 300), st.integers(0, 20)), max_size=6))
 def test_highlighted_snippets_are_inert_apart_from_bold(text: str, raw_spans: list[tuple[int, int]]) -> None:
-    """``/ask`` snippets: the rule text escaped as in ``/define``, only the query words in bold."""
-    spans = [(min(a, len(text)), min(a + n, len(text))) for a, n in raw_spans]
-    snippet = highlight(text, spans)
-    shown = escape_mentions(snippet)  # as bot.render shows a snippet
+    """``/ask`` quotes: the rule text escaped as in ``/define``, only the query words in bold."""
+    spans = merge_spans([(min(a, len(text)), min(a + n, len(text))) for a, n in raw_spans])  # as a Hit has them
+    shown = marked(text, spans)  # as the Discord renderer shows a quoted paragraph with its marks
     assert inert(shown, bold=True) is None
     assert plain(shown) == text
 
@@ -98,30 +100,35 @@ def test_discord_constructs_are_escaped() -> None:
     }
     for text, expected in cases.items():
         assert escape(text) == expected, text
+        assert escape(text) == escape_mentions(escape_markdown(text))
 
 
 def test_ask_snippet_defuses_masked_links() -> None:
     """A masked link in the source text shows as text in /ask, as it does in /define."""
     text = "Pay [1 gold](https://evil.example/steal) to target it."
-    snippet = highlight(text, [(text.index("target"), text.index("target") + 6)])
+    spans = [(text.index("target"), text.index("target") + 6)]
+    snippet = marked(text, spans)
     assert "\\[1 gold]" in snippet and "**target**" in snippet
     entry = Entry(
         id="house:x", source="house", document="House rulings", kind="ruling", title="X", section=[],
         paragraphs=[text], location=Location("x.md", 3, 3),
     )
-    from index.results import Hit
-
-    answer = Renderer(lambda _i: None).ask("target", [Hit(entry, 1.0, snippet, 0, [])])
-    description = answer.pages[0].description
-    assert "\\[1 gold]" in description and inert(description.split("\n")[1].removeprefix("> "), bold=True) is None
+    answer = Composer(lambda _i: None).ask("target", [Hit(entry, 1.0, spans, 0, [])])
+    description = dm.render(answer).pages[0].description
+    quoted = description.split("\n")[1]
+    assert quoted == "> " + snippet and inert(quoted.removeprefix("> "), bold=True) is None
+    assert "\n> " + text + "\n" in to_text(answer)  # the console quotes the paragraph as written
 
 
 def test_echoed_input_loses_bidi_controls() -> None:
     spoof = "terrain\u202e\u2066gnirrac\u2069\u200f"
     assert echo(spoof) == "terraingnirrac"
-    answer = Renderer(lambda _i: None).ask(spoof, [])
+    assert echo("**@everyone** [x](y)") == "**@everyone** [x](y)"  # echo drops bidi controls only...
+    answer = Composer(lambda _i: None).ask(spoof, [])
     assert answer.title == "Rules for: terraingnirrac"
     assert "\u202e" not in to_text(answer)
+    shown = dm.render(Composer(lambda _i: None).ask("**@everyone**", [])).title
+    assert shown == "Rules for: \\*\\*@\u200beveryone\\*\\*"  # ...the Discord renderer escapes the rest
     assert escape(spoof) == spoof  # rule text (not echoed input) is never altered
 
 
@@ -150,7 +157,9 @@ def test_rendering_a_hostile_entry_keeps_every_character(piece: str) -> None:
         id="glossary:hostile", source="glossary", document="Doc", kind="term", title="Hostile", section=[],
         paragraphs=[text], location=Location("f.txt", 1, 2),
     )
-    answer = Renderer(lambda _i: None).entry(entry)
-    assert all(len(p.description) <= 4096 for p in answer.pages)
-    joined = "".join(plain(p.description).removeprefix("…").removesuffix("…") for p in answer.pages)
+    answer = Composer(lambda _i: None).entry(entry)
+    message = dm.render(answer)
+    assert all(len(p.description) <= 4096 for p in message.pages)
+    joined = "".join(plain(p.description).removeprefix("…").removesuffix("…") for p in message.pages)
     assert joined.replace(" ", "") == text.replace(" ", "")
+    assert text in to_text(answer)  # the console: the whole paragraph, verbatim and unpaged

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tests.rendering import to_discord, to_text
 
-from bot.render import to_text
-from bot.service import Judge, with_notice
+from bot.service import Judge
 from glossary.model import Change, CrossRef, Entry, Location
 from index.engine import Engine
 from index.overlay import build_overlay, scoped_id
@@ -32,6 +32,7 @@ def test_server_rulings_follow_the_rule_with_credit_and_no_rulebook_link(engine:
     opened = judge.open("house:#7")
     assert opened.url is None and "book.example" not in to_text(opened)
     assert "Server ruling (Ann, 2026-11-01, Kotei)" in to_text(opened)
+    opened = to_discord(opened)
     assert "@\u200beveryone" in opened.pages[0].description  # mentions neutralised
     plain = Judge(engine, "https://book.example")
     assert "Duel terrain" not in to_text(plain.define("target")) and plain.open("house:#7").title == "Entry not found"
@@ -39,9 +40,9 @@ def test_server_rulings_follow_the_rule_with_credit_and_no_rulebook_link(engine:
 
 def test_a_notice_opens_the_answer_once_within_limits(engine: Engine) -> None:
     judge = Judge(engine).scoped(None, "Rulings unavailable.")
-    answer = judge.run(lambda j: j.define("terrain"))
+    answer = to_discord(judge.run(lambda j: j.define("terrain")))
     assert answer.pages[0].description.startswith("*Rulings unavailable.*\n\n")
-    long = with_notice(Judge(engine).define("ranged attack"), "x" * 500)
+    long = to_discord(Judge(engine).define("ranged attack").with_notice("x" * 500))
     page = long.pages[0]
     assert len(page.description) <= 4096
     assert len(long.title) + len(page.description) + len(page.footer) + sum(

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+
 from bot.console import Console
-from bot.render import paragraph_changes
 from bot.service import Judge
 from glossary.cli import main as glossary_main
 from glossary.model import Entry
@@ -68,7 +68,7 @@ def check_ask(engine: Engine, text: str) -> list[tuple[Entry, int | None]]:
         assert block[1][2:].rstrip("…")[:40] in entry.paragraphs[paragraph], (block[1], paragraph)
         amends = ("In ", "Earlier, ", "House ruling ", "The ruleset states", ">")
         dated = [line for line in block[1:-1] if _ISO.search(line) and not line.startswith(amends)]
-        own = paragraph_changes(entry, paragraph)
+        own = entry.paragraph_changes(paragraph)
         expected = {c.date for c in own} | {c.probable_date for c in own if c.probable_date}
         assert {d for line in dated for d in _ISO.findall(line)} == expected, (entry.id, paragraph, dated)
         shown.append((entry, paragraph))
@@ -106,14 +106,15 @@ def test_opening_paragraphs_carry_no_later_paragraphs_stamp(
 
 def test_guideline_bullets_do_not_carry_the_naval_invasion_change(console: Console, engine: Engine) -> None:
     guideline = engine.get("obsidian-hand:guideline-player-abilities")
-    renderer = console.judge.renderer
+    composer = console.judge.composer
+    from bot.renderers.text import lines_of
     from index.results import Hit
 
     for p, bullet in ((0, "Cavalry"), (2, "Seppuku")):
         assert guideline.paragraphs[p].lstrip().startswith(f"• {bullet}")
-        block = renderer._hit_block(1, Hit(guideline, 1.0, "", p, list(guideline.changes)))
+        block = lines_of(composer.hit_group(1, Hit(guideline, 1.0, [], p, list(guideline.changes))))[0]
         assert "2015-10-27" not in block and "Naval Invasion will be changed" not in block
-    naval = renderer._hit_block(1, Hit(guideline, 1.0, "", 1, list(guideline.changes)))
+    naval = lines_of(composer.hit_group(1, Hit(guideline, 1.0, [], 1, list(guideline.changes))))[0]
     assert "Changed 2015-10-27: Player ability Naval Invasion will be changed." in naval
 
 
@@ -196,8 +197,8 @@ def test_ask_keeps_words_that_look_like_filters(console: Console) -> None:
 def test_format_override_is_named_and_shown_latest_first(console: Console) -> None:
     text = console.answer("/ask can I play a terrain if there is already one at the battlefield")
     block = "\n".join(next(b for b in blocks(text) if " Terrain — L5R" in b[0]))
-    latest = "In The Obsidian Hand Ruleset, Update 10/25/2015 (2015-10-25) amends this:"
-    earlier = "Earlier, Update 10/20/2015 (2015-10-20) amends this:"
+    latest = "In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 (2015-10-25) amends this"
+    earlier = "In The Obsidian Hand Ruleset, an earlier update, Update 10/20/2015 (2015-10-20) amends this"
     assert latest in block and earlier in block and block.index(latest) < block.index(earlier)
     assert "> One Terrain per battlefield will be returned." in block
     assert "open it to see" not in block

@@ -18,7 +18,7 @@ from discord.ext import commands
 
 from index.engine import ReloadFailed, ReloadRefused
 
-from ..render import escape
+from ..renderers.discord_markdown import escape
 
 log = logging.getLogger("bot.admin")
 

@@ -28,7 +28,7 @@ from discord.ext import commands
 from glossary.model import slugify
 
 from ..client import scope_of
-from ..render import NEUTRAL_COLOUR, escape, shorten
+from ..renderers.discord_markdown import NEUTRAL_COLOUR, escape, render, shorten
 from ..rulings import markdown, present
 from ..rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
 from ..rulings.service import Unavailable
@@ -405,7 +405,7 @@ class Rulings(commands.Cog):
         """The ruling as answers show it (the server's overlay is current after a write)."""
         judge = self.bot.judge.scoped(_service(interaction).overlay(_scope(interaction)))
         entry = markdown.ruling_entry(ruling, _service(interaction).resolver)
-        return answer_embed(judge.renderer.entry(entry))
+        return answer_embed(render(judge.composer.entry(entry)))
 
     async def _reply_with_ruling(self, interaction: discord.Interaction, note: str, ruling: Ruling) -> None:
         await interaction.response.send_message(

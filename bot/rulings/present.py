@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..render import DESCRIPTION_LIMIT, escape, shorten
+from ..renderers.discord_markdown import DESCRIPTION_LIMIT, escape, shorten
 from .markdown import Problem
 from .repository import ImportResult, Ruling, Version
 

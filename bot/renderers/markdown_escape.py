@@ -19,7 +19,7 @@ What is made inert (Discord's parser, like CommonMark, drops a backslash before 
   as Discord documents for showing them without a ping.
 
 A bare ``https://…`` stays a link Discord shows as written; only its special characters are escaped.
-Every escape is undone exactly by ``bot.render.plain``: the console shows the source text.
+Every escape is undone exactly by ``bot.renderers.discord_markdown.plain``: the console shows the source text.
 """
 
 from __future__ import annotations
