@@ -149,7 +149,7 @@ class Judge:
         since_iso = parse_date(since, "since")
         until_iso = parse_date(until, "until", end=True)
         if since_iso and until_iso and since_iso > until_iso:
-            raise UserError(f"`since` ({since_iso}) is after `until` ({until_iso}).")
+            raise UserError(f"since ({since_iso}) is after until ({until_iso}).")
         source_key = parse_source(source)
         records = self.engine.changes(since=since_iso, until=until_iso, source=source_key, overlay=self.overlay)
         return self.composer.changes(records, since_iso, until_iso, source_key)
