@@ -38,7 +38,7 @@ import discord
 from discord import app_commands
 
 if TYPE_CHECKING:
-    from .settings import Settings
+    from bot.settings import Settings
 
 T = TypeVar("T")
 

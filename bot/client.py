@@ -25,19 +25,18 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from .admission import EXPIRE_AT, Expired, Lookups, Responder, UserCooldowns, age, slow_down
-from .health import HealthServer
-from .logs import log_answer
-from .metrics import Metrics
-from .service import Judge, UserError
-from .settings import Settings
-from .startup import open_engine
-from .views import DYNAMIC_ITEMS, send_error
+from bot.admission import EXPIRE_AT, Expired, Lookups, Responder, UserCooldowns, age, slow_down
+from bot.health import HealthServer
+from bot.logs import log_answer
+from bot.metrics import Metrics
+from bot.service import Judge, UserError
+from bot.settings import Settings
+from bot.startup import open_engine
+from bot.views import DYNAMIC_ITEMS, send_error
 
 if TYPE_CHECKING:
+    from bot.rulings.service import RulingsService
     from index.engine import Engine
-
-    from .rulings.service import RulingsService
 
 log = logging.getLogger("bot")
 
@@ -217,8 +216,8 @@ class JudgeBot(commands.AutoShardedBot):
     async def open_rulings(self) -> None:
         """The rulings database (DATABASE_URL, else SQLite in the state folder); a database that is down
         does not stop the bot: it answers from the rules and keeps trying."""
-        from .rulings.db import resolve_url
-        from .rulings.service import RulingsService
+        from bot.rulings.db import resolve_url
+        from bot.rulings.service import RulingsService
 
         url = resolve_url(self.settings.database_url, self.state_dir())
         self.rulings = RulingsService(

@@ -11,13 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from glossary.export_html import paragraph_href
-from glossary.model import SOURCE_LABELS, Entry, sort_date
-from index.overlay import is_scoped
-from index.relations import relation_kind
-from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
-
-from .answer import (
+from bot.answer import (
     Answer,
     Block,
     Citation,
@@ -36,7 +30,12 @@ from .answer import (
     runs,
     strong,
 )
-from .commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
+from bot.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
+from glossary.export_html import paragraph_href
+from glossary.model import SOURCE_LABELS, Entry, sort_date
+from index.overlay import is_scoped
+from index.relations import relation_kind
+from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
 
 ASK_LIMIT = 15  # at most; the engine lists only answers close to the best one
 NEAR_LIMIT = 5  # nearest terms offered when nothing answers closely

@@ -12,10 +12,10 @@ import re
 import sys
 from typing import TextIO
 
-from . import commands
-from .answer import Answer
-from .renderers.text import render
-from .service import Judge, UserError
+from bot import commands
+from bot.answer import Answer
+from bot.renderers.text import render
+from bot.service import Judge, UserError
 
 PROMPT = "l5r> "
 QUIT = frozenset({"quit", "exit", "q", ":q"})

@@ -20,7 +20,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 if TYPE_CHECKING:
-    from .client import JudgeBot
+    from bot.client import JudgeBot
 
 log = logging.getLogger("bot.health")
 

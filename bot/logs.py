@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import discord
 from pythonjsonlogger.json import JsonFormatter
 
-from .admission import age
+from bot.admission import age
 
 if TYPE_CHECKING:
-    from .settings import Settings
+    from bot.settings import Settings
 
 log = logging.getLogger("bot")
 

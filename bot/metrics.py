@@ -16,7 +16,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from .client import JudgeBot
+    from bot.client import JudgeBot
 
 # Seconds; Discord's window is 3 s, so the buckets are dense below it.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0, 10.0, 30.0)
@@ -63,7 +63,7 @@ class _LiveCollector(Collector):
         self.bot = bot
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from .health import gateway_status
+        from bot.health import gateway_status
 
         shards = gateway_status(self.bot)
         connected = GaugeMetricFamily(

@@ -15,12 +15,11 @@ from datetime import date
 from importlib import metadata
 from typing import TYPE_CHECKING
 
+from bot import commands
+from bot.answer import Answer, Group, Line, code, runs, strong
+from bot.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
+from bot.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
 from glossary.model import SOURCE_LABELS, Entry
-
-from . import commands
-from .answer import Answer, Group, Line, code, runs, strong
-from .commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
-from .compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
 
 if TYPE_CHECKING:
     from index.engine import Engine

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .settings import Settings
+from bot.settings import Settings
 
 if TYPE_CHECKING:
     from index.engine import Engine

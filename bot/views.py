@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
-from .admission import BUSY, DEFER_AT, EXPIRE_AT, REST_TIMEOUT, Busy, Expired, age, remaining, slow_down
-from .answer import Answer
-from .commands import ENTRY, RULE
-from .logs import log_answer, note_first_response
-from .renderers import discord_markdown as render
-from .renderers.discord_markdown import Message
-from .service import Judge, UserError
+from bot.admission import BUSY, DEFER_AT, EXPIRE_AT, REST_TIMEOUT, Busy, Expired, age, remaining, slow_down
+from bot.answer import Answer
+from bot.commands import ENTRY, RULE
+from bot.logs import log_answer, note_first_response
+from bot.renderers import discord_markdown as render
+from bot.renderers.discord_markdown import Message
+from bot.service import Judge, UserError
 
 if TYPE_CHECKING:
-    from .client import JudgeBot
+    from bot.client import JudgeBot
 
 log = logging.getLogger("bot.views")
 

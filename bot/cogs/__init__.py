@@ -11,10 +11,10 @@ from collections.abc import Callable
 import discord
 from discord import app_commands
 
-from ..admission import EXPIRE_AT, Busy, Expired, age
-from ..client import scope_of
-from ..logs import log_answer
-from ..views import choices, first_response
+from bot.admission import EXPIRE_AT, Busy, Expired, age
+from bot.client import scope_of
+from bot.logs import log_answer
+from bot.views import choices, first_response
 
 log = logging.getLogger("bot")
 

@@ -16,9 +16,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.renderers.discord_markdown import escape
 from index.engine import ReloadFailed, ReloadRefused
-
-from ..renderers.discord_markdown import escape
 
 log = logging.getLogger("bot.admin")
 
@@ -86,7 +85,7 @@ class Admin(commands.Cog):
 
     async def _tell_other_processes(self) -> str | None:
         """Other bot processes reload too: they poll the database's reload counter. Returns a note if not."""
-        from ..rulings.service import Unavailable
+        from bot.rulings.service import Unavailable
 
         rulings = getattr(self.bot, "rulings", None)
         if rulings is None:

@@ -6,8 +6,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from ..views import answer
-from . import completer, lookup_command
+from bot.cogs import completer, lookup_command
+from bot.views import answer
 
 
 class Banned(commands.Cog):

@@ -6,10 +6,9 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.cogs import lookup_command
+from bot.views import answer
 from glossary.model import SOURCE_LABELS
-
-from ..views import answer
-from . import lookup_command
 
 SOURCES = [app_commands.Choice(name=label, value=key) for key, label in SOURCE_LABELS.items()]
 

@@ -6,8 +6,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from ..views import answer, send_error
-from . import user_cooldown
+from bot.cogs import user_cooldown
+from bot.views import answer, send_error
 
 
 class LookupMenu(commands.Cog):

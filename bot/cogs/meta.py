@@ -6,8 +6,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from ..views import answer
-from . import user_cooldown
+from bot.cogs import user_cooldown
+from bot.views import answer
 
 
 class Meta(commands.Cog):

@@ -25,18 +25,17 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.client import scope_of
+from bot.renderers.discord_markdown import NEUTRAL_COLOUR, escape, render, shorten
+from bot.rulings import markdown, present
+from bot.rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
+from bot.rulings.service import Unavailable
+from bot.views import answer_embed, send_error
 from glossary.model import slugify
 
-from ..client import scope_of
-from ..renderers.discord_markdown import NEUTRAL_COLOUR, escape, render, shorten
-from ..rulings import markdown, present
-from ..rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
-from ..rulings.service import Unavailable
-from ..views import answer_embed, send_error
-
 if TYPE_CHECKING:
-    from ..client import JudgeBot
-    from ..rulings.service import RulingsService
+    from bot.client import JudgeBot
+    from bot.rulings.service import RulingsService
 
 log = logging.getLogger("bot.rulings")
 
@@ -232,7 +231,7 @@ class Rulings(commands.Cog):
 
     async def pick_entry(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         """Rule entries (not rulings) for "applies to"."""
-        from . import completer
+        from bot.cogs import completer
 
         choices = await completer("complete")(interaction, current)
         return [c for c in choices if not c.value.startswith("house:#")]

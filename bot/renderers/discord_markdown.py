@@ -14,9 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from index.results import citation as citation_words
-
-from ..answer import (
+from bot.answer import (
     Answer,
     Block,
     Citation,
@@ -32,9 +30,10 @@ from ..answer import (
     Run,
     plain_text,
 )
-from ..commands import ENTRY
-from ..compose import history_line
-from .markdown_escape import ZWSP, escape_markdown, escape_mentions
+from bot.commands import ENTRY
+from bot.compose import history_line
+from bot.renderers.markdown_escape import ZWSP, escape_markdown, escape_mentions
+from index.results import citation as citation_words
 
 # Discord's documented limits (characters unless noted).
 TITLE_LIMIT = 256

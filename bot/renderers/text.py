@@ -7,10 +7,9 @@ reading at a table wants the whole text. The question's words are not marked (th
 
 from __future__ import annotations
 
+from bot.answer import Answer, Block, Citation, Dates, Group, Inline, Line, Link, Note, Quote, Relation
+from bot.compose import history_line
 from index.results import citation as citation_words
-
-from ..answer import Answer, Block, Citation, Dates, Group, Inline, Line, Link, Note, Quote, Relation
-from ..compose import history_line
 
 
 def inline(parts: Inline) -> str:

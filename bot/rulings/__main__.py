@@ -17,8 +17,8 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL
 
-from ..settings import Settings, SettingsError
-from .db import DatabaseURLError, describe, make_engine, migrate, resolve_url
+from bot.rulings.db import DatabaseURLError, describe, make_engine, migrate, resolve_url
+from bot.settings import Settings, SettingsError
 
 
 def configured_url(settings: Settings) -> URL:
