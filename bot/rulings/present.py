@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bot.renderers.discord_markdown import DESCRIPTION_LIMIT, escape, shorten
+from bot.app.renderers.discord_markdown import DESCRIPTION_LIMIT, escape, shorten
 from bot.rulings.markdown import Problem
 from bot.rulings.repository import ImportResult, Ruling, Version
 

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.rulings.schema import RULINGS_COUNTER, counters, ruling_versions, rulings, scopes
-from index.analysis import fold
+from index.text.analysis import fold
 
 ACTIVE, RETIRED = "active", "retired"
 

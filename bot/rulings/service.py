@@ -41,7 +41,7 @@ from bot.rulings.repository import (
     Version,
 )
 from bot.rulings.schema import RELOAD_COUNTER, RULINGS_COUNTER
-from index.overlay import NameResolver, Overlay, Overlays
+from index.query.overlay import NameResolver, Overlay, Overlays
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
