@@ -32,7 +32,8 @@ from bot.app.answer import (
 )
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
 from glossary.export_html import paragraph_href
-from glossary.model import SOURCE_LABELS, Entry, sort_date
+from glossary.kinds import SOURCE_LABELS, is_ruling
+from glossary.model import Entry, sort_date
 from index.build.relations import relation_kind
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
@@ -141,13 +142,13 @@ class Composer:
         records newest first (the latest state of a topic the log changed several times leads), then house
         rulings."""
         found = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None]
-        rules = [e for e in found if e.source != "house" and e.kind != "update"]
+        rules = [e for e in found if not is_ruling(e) and e.kind != "update"]
         updates = sorted(
-            (e for e in found if e.source != "house" and e.kind == "update"),
+            (e for e in found if not is_ruling(e) and e.kind == "update"),
             key=lambda e: max((sort_date(c) for c in e.changes), default=""),
             reverse=True,
         )
-        return rules + updates + [e for e in found if e.source == "house"]
+        return rules + updates + [e for e in found if is_ruling(e)]
 
     def relations(self, entry: Entry, paragraph: int | None = None, role: str = "") -> list[Relation]:
         """Every rule that bears on ``entry``, typed and worded. With ``paragraph`` (a quoted paragraph),
@@ -281,7 +282,7 @@ class Composer:
         about: list[Block] = []
         if entry.group:
             about.append(Line(runs(("Category" if entry.kind == "banned" else "Group") + f": {entry.group}")))
-        if entry.source == "house":
+        if is_ruling(entry):
             about.append(Line(runs(ruling_kind(entry) + ruling_credit(entry))))
         elif entry.judge:
             about.append(Line(runs(f"Ruled by {entry.judge}")))
@@ -289,7 +290,7 @@ class Composer:
             about.append(Line(runs("This server's rulings: " + ", ".join(r.title for r in server))))
         if entry.overrides:
             names = [self._name(i) for i in entry.overrides]
-            verb = "Applies to" if entry.source == "house" else "Bears in this format on"
+            verb = "Applies to" if is_ruling(entry) else "Bears in this format on"
             about.append(Line(runs(f"{verb}: " + ", ".join(names))))
         if about:
             facts.append(Fact("About", about))
@@ -299,7 +300,7 @@ class Composer:
         links += [Link(_rule_kind(r.entry) + ": " + r.entry.label, r.entry.id) for r in relations]
         links += [Link(c.label, c.id) for c in self.children(entry.id)] if children else []
         links += [Link("Also stated in: " + self._name(r.entry), r.entry) for r in entry.restated]
-        applies = "Applies to: " if entry.source == "house" else "Bears on: "
+        applies = "Applies to: " if is_ruling(entry) else "Bears on: "
         links += [Link(applies + self._name(i), i) for i in entry.overrides]
         links += [Link("Server ruling: " + r.title, r.id) for r in server]
         links += list(extra)
@@ -440,7 +441,7 @@ class Composer:
         paragraph (each quoted with its citation), a restatement in other words, this server's rulings."""
         entry = hit.entry
         source = source_label(entry)
-        if entry.source == "house":
+        if is_ruling(entry):
             source = ruling_kind(entry) + ruling_credit(entry)
         head = Line(runs(strong(f"{number}. {entry.label}"), f" — {source}"), role="head")
         if not entry.paragraphs:  # a bare heading: say what is under it rather than quote nothing
@@ -501,7 +502,7 @@ class Composer:
         """One dated change: date, kind, where (entry label, and the paragraph it dates when the entry has
         several, so two alike rows say which text each dates), its note."""
         change, entry = record.change, record.entry
-        if entry.source == "house":  # the ruling's file title is noise here; say what it is and who ruled
+        if is_ruling(entry):  # the ruling's file title is noise here; say what it is and who ruled
             where = f"{ruling_kind(entry)} › {entry.label}" + (f" ({entry.judge})" if entry.judge else "")
         else:
             parts = [*entry.section[-1:], entry.label] if entry.section[-1:] != [entry.title] else [entry.label]
@@ -640,7 +641,7 @@ def scope_text(change, entry: Entry | None, paragraph: int | None = None) -> str
     """
     if entry is None or len(entry.paragraphs) <= 1:
         return ""
-    if entry.source == "house" or entry.kind == "update":  # a ruling's or an update record's date is all of it
+    if is_ruling(entry) or entry.kind == "update":  # a ruling's or an update record's date is all of it
         return ""
     if change.paragraph is None:
         return " (whole entry)"
@@ -693,4 +694,4 @@ def _line_span(first: int, last: int) -> str:
 
 def _rule_kind(entry: Entry) -> str:
     """Link prefix for an entry that bears on another: a house ruling is not the format's rule."""
-    return "House ruling" if entry.source == "house" else "Format rule"
+    return "House ruling" if is_ruling(entry) else "Format rule"

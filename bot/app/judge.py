@@ -19,7 +19,8 @@ from bot.app import commands
 from bot.app.answer import Answer, Group, Line, code, runs, strong
 from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
 from bot.app.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
-from glossary.model import SOURCE_LABELS, Entry
+from glossary.kinds import SOURCE_LABELS, is_ruling
+from glossary.model import Entry
 
 if TYPE_CHECKING:
     from index.engine import Engine
@@ -205,7 +206,7 @@ class Judge:
                 "A line without a command is asked as a question. Answers list the entries they can open as ",
                 code("/open id"), "; ", code("quit"), " ends the console.",
             )))
-        if any(e.source == "house" for e in self.engine.corpus.entries):
+        if any(is_ruling(e) for e in self.engine.corpus.entries):
             blocks.append(Line(runs(
                 "This server's ", strong("house rulings"), " are shown with the entries they apply to, labelled ",
                 strong("House ruling"), " with the judge and date; ", code("/changes"),

@@ -14,7 +14,7 @@ from datetime import date
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from glossary.model import SOURCE_LABELS
+from glossary.kinds import SOURCE_LABELS
 from index.build.state import State
 from index.text import english
 from index.text.analysis import STOPS, WORDS, stem

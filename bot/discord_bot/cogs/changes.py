@@ -8,7 +8,7 @@ from discord.ext import commands
 
 from bot.discord_bot.cogs import lookup_command
 from bot.discord_bot.replies import answer
-from glossary.model import SOURCE_LABELS
+from glossary.kinds import SOURCE_LABELS
 
 SOURCES = [app_commands.Choice(name=label, value=key) for key, label in SOURCE_LABELS.items()]
 
