@@ -2,7 +2,7 @@
 
 Each size runs in a fresh process that imports the bot (discord.py and all cogs), opens the engine the way
 the bot does, answers every evaluation question through the bot's own ``Judge`` and reports VmRSS. The
-100x corpus is the synthetic one of ``python -m index bench`` (built in the same work folder, so run that
+100x corpus is the synthetic one of ``python -m benchmarks.quality bench`` (built in the same work folder, so run that
 first or expect a long first build). No network: the gateway is never connected.
 
     python benchmarks/bot_rss.py [--work DIR]
@@ -20,10 +20,10 @@ from pathlib import Path
 CHILD = """
 import json, sys
 from pathlib import Path
-import bot.client  # noqa: F401  (the whole bot: discord.py, cogs, views)
-from bot.service import Judge
+import bot.discord_bot.client  # noqa: F401  (the whole bot: discord.py, cogs, views)
+from bot.app.judge import Judge
 from index.engine import Engine
-from index.evaluate import load_eval, synthetic
+from benchmarks.quality.evaluate import load_eval, synthetic
 factor, folder = int(sys.argv[1]), Path(sys.argv[2])
 engine = Engine.open(None, folder / "x1")
 if factor != 1:

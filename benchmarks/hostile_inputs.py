@@ -28,9 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.compose import Composer  # noqa: E402
-from bot.renderers import discord_markdown, text  # noqa: E402
-from bot.renderers.discord_markdown import escape, marked, plain  # noqa: E402
+from bot.app.compose import Composer  # noqa: E402
+from bot.app.renderers import discord_markdown, text  # noqa: E402
+from bot.app.renderers.discord_markdown import escape, marked, plain  # noqa: E402
 from glossary.house import parse_house_rulings  # noqa: E402
 from glossary.loader import SHIPPED_SOURCES  # noqa: E402
 from glossary.mediawiki import find_cross_refs, parse_glossary_page  # noqa: E402

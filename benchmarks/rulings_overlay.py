@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from glossary.model import Change, CrossRef, Entry, Location  # noqa: E402
 from index.engine import Engine  # noqa: E402
-from index.overlay import build_overlay, scoped_id  # noqa: E402
+from index.query.overlay import build_overlay, scoped_id  # noqa: E402
 
 QUESTIONS = ["can I play a terrain during a duel", "is a terrain an enemy card", "ranged attack on a follower",
              "how many copies of a card", "what does target mean"]  # fmt: skip

@@ -19,10 +19,10 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from .settings import Settings, SettingsError
+from bot.app.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
-    from .client import JudgeBot
+    from bot.discord_bot.client import JudgeBot
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_bot(settings)
 
     logging.basicConfig(level=max(settings.log_level_number, logging.WARNING), format="%(levelname)s %(message)s")
-    from .console import run_console
-    from .service import Judge
-    from .startup import open_engine
+    from bot.app.console import run_console
+    from bot.app.judge import Judge
+    from bot.app.startup import open_engine
 
     try:
         engine = open_engine(settings)
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def check_health(settings: Settings) -> int:
     """``python -m bot health``: the container's HEALTHCHECK; one line, exit 0 when healthy."""
-    from .health import probe
+    from bot.discord_bot.health import probe
 
     if settings.health_port is None:
         print("error: HEALTH_PORT is not set, so the bot serves no health endpoint", file=sys.stderr)
@@ -83,9 +83,8 @@ def check_health(settings: Settings) -> int:
 
 def unreadable_sources_problem(settings: Settings) -> str | None:
     """One line naming the configured sources that cannot be read at all, or None."""
+    from bot.app.startup import source_paths
     from glossary.loader import unreadable_message, unreadable_sources
-
-    from .startup import source_paths
 
     errors = unreadable_sources(source_paths(settings))
     return unreadable_message(errors) if errors else None
@@ -96,9 +95,9 @@ def run_bot(settings: Settings) -> int:
     import aiohttp
     import discord
 
-    from .client import JudgeBot
-    from .health import HealthPortError
-    from .logs import setup_logging
+    from bot.discord_bot.client import JudgeBot
+    from bot.discord_bot.health import HealthPortError
+    from bot.discord_bot.logs import setup_logging
 
     setup_logging(settings)
     log = logging.getLogger("bot")

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from fakediscord import FakeDiscord, bot_running  # noqa: E402
 
-from bot.client import JudgeBot  # noqa: E402
-from bot.settings import Settings  # noqa: E402
+from bot.app.settings import Settings  # noqa: E402
+from bot.discord_bot.client import JudgeBot  # noqa: E402
 from index.engine import Engine  # noqa: E402
 
 FORM = {

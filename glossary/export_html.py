@@ -30,7 +30,8 @@ from markdown.extensions import Extension
 from markdown.treeprocessors import Treeprocessor
 from markdown.util import AMP_SUBSTITUTE
 
-from glossary.model import SOURCE_LABELS, Change, Entry
+from glossary.kinds import SOURCE_LABELS
+from glossary.model import Change, Entry
 
 DEFAULT_TITLE = "L5R rules judge: rulebook"
 STYLESHEET = "style.css"

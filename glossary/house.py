@@ -42,7 +42,10 @@ from glossary.model import (
     make_id,
 )
 
-DEFAULT_DOCUMENT = "House rulings"
+KEY = "house"  # Entry.source of this kind (see glossary.kinds)
+LABEL = "House rulings"
+DEFAULT_DOCUMENT = LABEL
+SUFFIXES = {".md", ".markdown"}  # house rulings are Markdown; every other source is a plain-text export
 EXAMPLES_DIR = Path(__file__).resolve().parent / "house_examples"
 
 # Metadata keys (case-insensitive) -> what they mean.
@@ -293,7 +296,7 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
     document = document or DEFAULT_DOCUMENT
     anomalies: list[Anomaly] = []
     entries: list[Entry] = []
-    taken = {make_id("house", _heading_text(heading.element)) for heading, _ in rulings}
+    taken = {make_id(KEY, _heading_text(heading.element)) for heading, _ in rulings}
     used: set[str] = set()
     counters: dict[str, int] = {}
     for heading, body in rulings:
@@ -319,7 +322,7 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
             message = f"ruling '{title}' has no text; skipped"
             anomalies.append(Anomaly(file, heading_line, "empty-ruling", message))
             continue
-        entry_id = make_id("house", title)
+        entry_id = make_id(KEY, title)
         if entry_id in used:
             entry_id = unique_id(entry_id, taken, counters)
             taken.add(entry_id)
@@ -328,7 +331,7 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
         used.add(entry_id)
         entries.append(Entry(
             id=entry_id,
-            source="house",
+            source=KEY,
             document=document,
             kind="ruling",
             title=title,
@@ -341,4 +344,4 @@ def parse_house_rulings(text: str, file: str) -> ParsedDocument:
             judge=meta.judge,
             event=meta.event,
         ))
-    return ParsedDocument(file=file, source="house", document=document, entries=entries, anomalies=anomalies)
+    return ParsedDocument(file=file, source=KEY, document=document, entries=entries, anomalies=anomalies)

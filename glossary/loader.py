@@ -12,17 +12,14 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from glossary.house import parse_house_rulings
-from glossary.limits import long_lines
+from glossary import kinds
+from glossary.house import SUFFIXES as MARKDOWN_SUFFIXES
 from glossary.linking import link_corpus
-from glossary.mediawiki import looks_like_glossary_page, parse_glossary_page
 from glossary.model import Corpus, ParsedDocument, SourceError
-from glossary.obsidian import looks_like_obsidian_ruleset, parse_obsidian
 
 log = logging.getLogger(__name__)
 
 SHIPPED_SOURCES = Path(__file__).resolve().parent / "sources"
-MARKDOWN_SUFFIXES = {".md", ".markdown"}  # house rulings; every other source is a plain-text export
 SOURCE_SUFFIXES = {".txt", *MARKDOWN_SUFFIXES}
 ENV_SOURCES = "L5R_SOURCES"
 ENV_HOUSE = "L5R_HOUSE_RULINGS"
@@ -180,20 +177,12 @@ def read_source(path: Path, name: str | None = None) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def detect_kind(text: str, path: Path, name: str) -> str:
-    """Which parser reads this text: decided by content (and the .md suffix for house rulings)."""
-    if path.suffix.lower() in MARKDOWN_SUFFIXES:
-        return "house"
-    if looks_like_obsidian_ruleset(text):
-        return "obsidian-hand"
-    if looks_like_glossary_page(text):
-        return "glossary"
-    raise SourceError(
-        name,
-        "unknown kind of document (expected a glossary page with '[edit] Term' entries, "
-        "the Obsidian Hand Ruleset, or a Markdown house-rulings file)",
-        1,
-    )
+def detect_kind(text: str, path: Path, name: str) -> kinds.DocumentKind:
+    """Which kind (and so which parser) reads this text: the registry's detectors, in order."""
+    kind = kinds.detect(text, path)
+    if kind is None:
+        raise SourceError(name, f"unknown kind of document (expected {kinds.expected()})", 1)
+    return kind
 
 
 def parse_file(path: Path, name: str | None = None) -> ParsedDocument:
@@ -201,13 +190,9 @@ def parse_file(path: Path, name: str | None = None) -> ParsedDocument:
     name = name or display_name(path)
     text = read_source(path, name)
     kind = detect_kind(text, path, name)
-    if kind == "glossary":
-        doc = parse_glossary_page(text, name)
-    elif kind == "obsidian-hand":
-        doc = parse_obsidian(text, name)
-    else:
-        doc = parse_house_rulings(text, name)
-    doc.anomalies.extend(long_lines(text, name))
+    doc = kind.parse(text, name)
+    for check in kind.checks:
+        doc.anomalies.extend(check(text, name))
     return doc
 
 

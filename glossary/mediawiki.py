@@ -35,7 +35,6 @@ from urllib.parse import quote
 from glossary.limits import analysed
 from glossary.linking import unique_id
 from glossary.model import (
-    SOURCE_LABELS,
     Anomaly,
     Change,
     CrossRef,
@@ -47,6 +46,8 @@ from glossary.model import (
 )
 from glossary.stamps import parse_stamps, strip_stamps
 
+KEY = "glossary"  # Entry.source of this kind (see glossary.kinds)
+LABEL = "L5R Comprehensive Rules"
 BASE_URL = "http://rules.l5r.com/"
 
 # Every pattern here runs on text from a file someone else wrote, so each is linear in its input: a
@@ -244,7 +245,7 @@ def parse_glossary_page(text: str, file: str, *, today: datetime.date | None = N
         )
 
     page_title = title_line.text
-    document = f"{SOURCE_LABELS['glossary']} — {page_title}"
+    document = f"{LABEL} — {page_title}"
     url = page_url(page_title)
     anomalies: list[Anomaly] = []
     entries: list[Entry] = []

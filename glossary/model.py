@@ -25,12 +25,6 @@ EntryKind = Literal[
 ]
 ChangeKind = Literal["added", "changed", "clarified", "updated", "removed"]
 
-SOURCE_LABELS: dict[str, str] = {
-    "glossary": "L5R Comprehensive Rules",
-    "obsidian-hand": "The Obsidian Hand Ruleset",
-    "house": "House rulings",
-}
-
 
 @dataclass(frozen=True)
 class Location:

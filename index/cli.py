@@ -63,8 +63,6 @@ def _parser() -> argparse.ArgumentParser:
     ch.add_argument("--until", default=None)
     ch.add_argument("--source", default=None)
     sub.add_parser("stats", parents=[common], help="what is loaded and where the index lives")
-    sub.add_parser("eval", parents=[common], help="quality on benchmarks/eval_questions.json vs a baseline")
-    sub.add_parser("bench", parents=[common], help="timings and memory, shipped corpus and 10x/100x synthetic")
     return p
 
 
@@ -153,15 +151,8 @@ def run(argv: list[str] | None = None) -> int:
     if text and not " ".join(getattr(args, text)).strip():  # `define ""` is a mistake, not "No entry found."
         print(f"python -m index: error: {args.command}: the {text} is empty", file=sys.stderr)
         return EXIT_USAGE
-    from index.engine import Engine
-
-    if args.command == "bench":
-        from index.evaluate import format_bench, run_bench
-
-        result = run_bench(args.sources)
-        _emit(args, result, lambda: print(format_bench(result)))
-        return 0
     from glossary.loader import unreadable_message, unreadable_sources
+    from index.engine import Engine
 
     unreadable = unreadable_sources(args.sources)
     if unreadable:  # a missing or unreadable source: refuse, rather than answer from part of the rules
@@ -190,12 +181,6 @@ def _dispatch(engine: Engine, args: argparse.Namespace) -> int:
         if cmd == "build" and not stats["rebuilt"]:  # opening just built it (none, stale or corrupt): once is enough
             stats = engine.reload(isolated=False)  # a command line has no event loop to keep free
         _emit(args, stats, lambda: print("\n".join(f"{k}: {v}" for k, v in stats.items())))
-        return 0
-    if cmd == "eval":
-        from index.evaluate import format_eval, run_eval
-
-        result = run_eval(engine)
-        _emit(args, result, lambda: print(format_eval(result)))
         return 0
     if cmd == "search":
         hits = engine.search(" ".join(args.question), limit=limit, source=args.source, since=args.since)

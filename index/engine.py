@@ -2,7 +2,8 @@
 
 Entries stay in memory (the corpus is loaded anyway, and answers quote them verbatim);
 Whoosh ranks them. Name lookups (``names``) run over in-memory tables; free-text questions
-(``fulltext``) go to Whoosh with a query built from our own tokens; ``history`` answers
+(``parsing`` analyses them, ``ranking`` ranks, ``hits`` builds the hits) go to Whoosh with a query built
+from our own tokens; ``history`` answers
 changes and the banned list. All per-build tables live in one ``State`` (``state``) that
 ``reload`` replaces with a single assignment; each call reads ``self._state`` once and
 uses only that object, so a reload never mixes two builds inside one answer.
@@ -23,11 +24,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from glossary.model import Corpus, Entry
-from index import embedding, fulltext, history, names, ranking, rebuild, store, vectors
-from index.overlay import BaseStats, Meaning, Overlay, build_overlay
-from index.rebuild import ReloadFailed, ReloadRefused, with_model
+from index.build import rebuild, store, vectors
+from index.build.rebuild import ReloadFailed, ReloadRefused, with_model
+from index.build.state import State, build_state
+from index.query import history, hits, names, ranking
+from index.query.overlay import BaseStats, Meaning, Overlay, build_overlay
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
-from index.state import State, build_state
+from index.text import embedding
 
 __all__ = ["Engine", "ReloadFailed", "ReloadRefused"]
 
@@ -227,7 +230,7 @@ class Engine:
             self._state.close()
 
     # ---------------------------------------------------------------- queries
-    # ``overlay``: a scope's own entries (index.overlay), merged into the shared answers; None = shared only.
+    # ``overlay``: a scope's own entries (index.query.overlay), merged into the shared answers; None = shared only.
     def get(self, entry_id: str, overlay: Overlay | None = None) -> Entry | None:
         found = overlay.get(entry_id) if overlay is not None else None
         return found or self._st.by_id.get(entry_id)
@@ -256,13 +259,13 @@ class Engine:
         """Rank all entries for a natural-language question; never raises on odd text (bad filters: ValueError)."""
 
         def run(st: State) -> list[Hit]:
-            hits, ev = fulltext.search_with_evidence(st, question, limit, source, since)
+            found, ev = hits.search_with_evidence(st, question, limit, source, since)
             if overlay is None:
-                return hits
-            # The one place shared ranking meets a scope's entries: index.overlay places them among the hits,
+                return found
+            # The one place shared ranking meets a scope's entries: index.query.overlay places them among the hits,
             # by words and by meaning (the question's vector from the ranking above, not embedded again).
-            meaning = _meaning(st, ev, hits)
-            return overlay.merge_search(hits, question, limit, _base_stats(st), source, since, meaning)
+            meaning = _meaning(st, ev, found)
+            return overlay.merge_search(found, question, limit, _base_stats(st), source, since, meaning)
 
         return self._query(run)
 
@@ -281,7 +284,7 @@ class Engine:
         embed_at_most: int | None = None,
     ) -> Overlay:
         """A scope's overlay over the loaded rules, its entries embedded with the loaded model for search by
-        meaning (``index.overlay.build_overlay``; ``previous``: reuse its vectors for unchanged texts)."""
+        meaning (``index.query.overlay.build_overlay``; ``previous``: reuse its vectors for unchanged texts)."""
         st = self._st
         return build_overlay(
             scope, entries, revision, st.corpus, embedder=st.embedder, previous=previous, embed_at_most=embed_at_most
@@ -308,7 +311,7 @@ class Engine:
         return names.family(self._st, ref)
 
     def scope(self, rule_id: str, entry_id: str) -> tuple[int, ...] | None:
-        """The paragraphs of ``entry_id`` that the linked rule ``rule_id`` concerns (``index.relations``);
+        """The paragraphs of ``entry_id`` that the linked rule ``rule_id`` concerns (``index.build.relations``);
         ``None`` when that is not clear (or the two are not linked)."""
         return self._st.scopes.get((rule_id, entry_id))
 
@@ -360,7 +363,7 @@ class Engine:
             "fingerprint": st.meta.get("fingerprint"),
             "embedding_model": st.embedder.name if st.embedder is not None else None,
             "paragraphs": st.lex.n_units if st.lex is not None else None,
-            # players' questions kept for paragraphs (index/asked.py) that the ranking uses: 0 with the model off
+            # players' questions kept for paragraphs (index/build/asked.py) that the ranking uses: 0 with the model off
             "kept_questions": len(st.questions.texts) if st.question_vectors is not None else 0,
         }
 

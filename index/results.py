@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from glossary.model import SOURCE_LABELS, Change, Entry
+from glossary.kinds import SOURCE_LABELS
+from glossary.model import Change, Entry
 
 
 def line_span(first: int, last: int) -> str:

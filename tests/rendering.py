@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.answer import Answer
-from bot.renderers import discord_markdown, text
-from bot.renderers.discord_markdown import Message, plain
+from bot.app.answer import Answer
+from bot.app.renderers import discord_markdown, text
+from bot.app.renderers.discord_markdown import Message, plain
 
 
 def to_text(answer: Answer) -> str:

@@ -1,4 +1,4 @@
-"""Kept players' questions (index/asked.py): the file, its match to paragraph texts, the build, the ranking."""
+"""Kept players' questions (index/build/asked.py): the file, its match to paragraph texts, the build, the ranking."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES, load_corpus
-from index import asked, embedding, ranking, rebuild
+from index.build import asked, rebuild
+from index.build.lexical import units
 from index.engine import Engine
-from index.lexical import units
+from index.query import ranking
+from index.text import embedding
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from unittest import mock
 import discord
 import pytest
 
-from bot.client import JudgeBot
-from bot.cogs.admin import NotAllowed, owner_or_manager
-from bot.settings import Settings
+from bot.app.settings import Settings
+from bot.discord_bot.client import JudgeBot
+from bot.discord_bot.cogs.admin import NotAllowed, owner_or_manager
 
 
 def interaction_for(bot: JudgeBot, user_id: int, *, manage_guild: bool = False) -> mock.Mock:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.console import Console
-from bot.service import Judge
+from bot.app.console import Console
+from bot.app.judge import Judge
 from index.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]

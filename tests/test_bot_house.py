@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.renderers.discord_markdown import citation_text
-from bot.service import Judge
+from bot.app.judge import Judge
+from bot.app.renderers.discord_markdown import citation_text
 from glossary.loader import SHIPPED_SOURCES
 from index.engine import Engine
 from index.results import Hit
@@ -179,7 +179,7 @@ def test_help_mentions_house_rulings_only_when_loaded(judge: Judge) -> None:
 
 
 def test_autocomplete_marks_house_rulings(engine: Engine) -> None:
-    from bot.views import choices
+    from bot.discord_bot.replies import choices
 
     picked = choices(engine.complete("terrain d", 25))
     names = {c.value: c.name for c in picked}

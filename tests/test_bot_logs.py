@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from bot.logs import REDACTED, JsonLineFormatter, RedactingFormatter, TextFormatter, setup_logging
-from bot.settings import Settings
+from bot.app.settings import Settings
+from bot.discord_bot.logs import REDACTED, JsonLineFormatter, RedactingFormatter, TextFormatter, setup_logging
 
 TOKEN = "MTA4.secret-token-value.XYZ"
 

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.answer import Relation, plain_text
-from bot.commands import DEFINE
-from bot.compose import ASK_LIMIT, UNSURE_NOTE, Composer, history_line
-from bot.renderers import discord_markdown as dm
-from bot.renderers.discord_markdown import Message, paginate, plain, shorten, split_long
-from bot.renderers.text import render as to_text
-from bot.service import Judge
+from bot.app.answer import Relation, plain_text
+from bot.app.commands import DEFINE
+from bot.app.compose import ASK_LIMIT, UNSURE_NOTE, Composer, history_line
+from bot.app.judge import Judge
+from bot.app.renderers import discord_markdown as dm
+from bot.app.renderers.discord_markdown import Message, paginate, plain, shorten, split_long
+from bot.app.renderers.text import render as to_text
 from glossary.model import Change, CrossRef, Entry, Location
 from index.engine import Engine
 from index.results import UNSURE

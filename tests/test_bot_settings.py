@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import Settings, SettingsError
+from bot.app.settings import Settings, SettingsError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +74,7 @@ def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None
 
 
 def test_embedding_model_setting_accepts_off_and_a_model_folder() -> None:
-    from index.embedding import DEFAULT_MODEL
+    from index.text.embedding import DEFAULT_MODEL
 
     assert Settings.from_env({"L5R_EMBEDDING_MODEL": "off"}).embedding_model == "off"
     assert Settings.from_env({"L5R_EMBEDDING_MODEL": str(DEFAULT_MODEL)}).embedding_model == str(DEFAULT_MODEL)

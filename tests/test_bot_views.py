@@ -18,16 +18,16 @@ import discord
 import pytest
 from discord import app_commands
 
-from bot import commands as render
-from bot import views
-from bot.answer import Answer
-from tests.rendering import to_discord
-from bot.client import JudgeBot, JudgeTree, apply_api_base
-from bot.cogs.admin import NotAllowed, owner_or_manager
-from bot.service import Judge
-from bot.settings import Settings
-from bot.views import ARGS, DYNAMIC_ITEMS, OpenButton, PageButton, PostButton, answer_embed, answer_view
+from bot.app import commands as render
+from bot.app.answer import Answer
+from bot.app.judge import Judge
+from bot.app.settings import Settings
+from bot.discord_bot import replies as views
+from bot.discord_bot.client import JudgeBot, JudgeTree, apply_api_base
+from bot.discord_bot.cogs.admin import NotAllowed, owner_or_manager
+from bot.discord_bot.replies import ARGS, DYNAMIC_ITEMS, OpenButton, PageButton, PostButton, answer_embed, answer_view
 from index.engine import Engine
+from tests.rendering import to_discord
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 async def bot(engine: Engine, tmp_path: Path) -> JudgeBot:
     settings = Settings(cooldown_rate=2, cooldown_seconds=30, state_dir=tmp_path / "state", owner_ids=frozenset({7}))
     b = JudgeBot(settings, engine=engine)
-    from bot.client import EXTENSIONS
+    from bot.discord_bot.client import EXTENSIONS
 
     for ext in EXTENSIONS:
         await b.load_extension(ext)
@@ -353,8 +353,8 @@ async def test_commands_synced_only_when_changed(bot: JudgeBot) -> None:
         assert await bot.sync_commands() is True
         assert await bot.sync_commands() is False
         assert sync.call_count == 1
-        assert (bot.settings.state_dir / "commands.sha256").read_text().strip() == bot.command_digest()
-        await bot.unload_extension("bot.cogs.meta")  # a definition changed
+        assert (bot.app.settings.state_dir / "commands.sha256").read_text().strip() == bot.command_digest()
+        await bot.unload_extension("bot.discord_bot.cogs.meta")  # a definition changed
         assert await bot.sync_commands() is True
         assert sync.call_count == 2
 

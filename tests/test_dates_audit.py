@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from bot.answer import Citation, Dates, Line, Quote, Relation, plain_text  # noqa: E402
-from bot.compose import Composer, history_line  # noqa: E402
-from bot.renderers import discord_markdown  # noqa: E402
-from bot.renderers import text as plain_renderer  # noqa: E402
+from bot.app.answer import Citation, Dates, Line, Quote, Relation, plain_text  # noqa: E402
+from bot.app.compose import Composer, history_line  # noqa: E402
+from bot.app.renderers import discord_markdown  # noqa: E402
+from bot.app.renderers import text as plain_renderer  # noqa: E402
 from glossary.house import EXAMPLES_DIR  # noqa: E402
 from glossary.loader import SHIPPED_SOURCES, load_corpus  # noqa: E402
 from glossary.model import Change, Corpus, Entry  # noqa: E402

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from bot.renderers.discord_markdown import plain
 from fakediscord import FakeDiscord, InteractionRecord, bot_running, preserved_discord_urls
 from fakediscord import validation as v
 
-from bot import views
-from bot.client import JudgeBot
-from bot.settings import Settings
+from bot.app.renderers.discord_markdown import plain
+from bot.app.settings import Settings
+from bot.discord_bot import replies as views
+from bot.discord_bot.client import JudgeBot
 from index.engine import Engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

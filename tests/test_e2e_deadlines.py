@@ -16,11 +16,12 @@ import pytest
 import pytest_asyncio
 from fakediscord import FakeDiscord, bot_running, preserved_discord_urls
 
-from bot import admission, views
-from bot.admission import BUSY, Lookups
-from bot.client import JudgeBot
-from bot.health import health_report
-from bot.settings import Settings
+from bot.app.settings import Settings
+from bot.discord_bot import admission
+from bot.discord_bot import replies as views
+from bot.discord_bot.admission import BUSY, Lookups
+from bot.discord_bot.client import JudgeBot
+from bot.discord_bot.health import health_report
 from index.engine import Engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -18,8 +18,8 @@ import pytest
 import pytest_asyncio
 from fakediscord import FakeDiscord, bot_running, preserved_discord_urls
 
-from bot.client import JudgeBot, open_engine
-from bot.settings import Settings
+from bot.app.settings import Settings
+from bot.discord_bot.client import JudgeBot, open_engine
 from index.engine import Engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

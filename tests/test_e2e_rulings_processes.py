@@ -20,8 +20,8 @@ import pytest
 import pytest_asyncio
 from fakediscord import FakeDiscord, FakeGuild, FakeUser, InteractionRecord
 
-from bot.client import open_engine
-from bot.settings import Settings
+from bot.app.settings import Settings
+from bot.discord_bot.client import open_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 text_of = FakeDiscord.text_of

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glossary.loader import SHIPPED_SOURCES
-from index import store
+from index.build import store
 from index.engine import Engine
 from index.results import BannedResult, DefineResult, Hit
 

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from benchmarks.quality import training
+from benchmarks.quality.evaluate import Baseline, Fts5, cross_validate, format_bench, load_eval, run_eval, synthetic
 from glossary.loader import SHIPPED_SOURCES
-from index import ranking, training
 from index.engine import Engine
-from index.evaluate import Baseline, Fts5, cross_validate, format_bench, load_eval, run_eval, synthetic
+from index.query import ranking
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +70,8 @@ def test_cross_validation_reports_held_out_figures(engine: Engine) -> None:
 
 
 def test_shipped_weights_are_the_fit_on_all_questions(engine: Engine) -> None:
-    """``ranking.DEFAULT``, ``WORDS_ONLY`` and ``CHOOSE`` hold what ``python -m index eval`` fits (rounded as it
-    prints them)."""
+    """``ranking.DEFAULT``, ``WORDS_ONLY`` and ``CHOOSE`` hold what ``python -m benchmarks.quality eval`` fits
+    (rounded as it prints them)."""
     cv = cross_validate(engine, load_eval(), folds=2, seeds=(7,))
     pairs = (
         (cv["best"], ranking.DEFAULT),

@@ -19,7 +19,7 @@ from glossary.loader import load_corpus
 from glossary.mediawiki import derive_aliases, find_cross_refs, parse_glossary_page
 from glossary.obsidian import parse_obsidian
 from glossary.stamps import parse_stamps
-from index.state import strip_numbering
+from index.build.state import strip_numbering
 
 RUN = 200_000  # spaces in one run: the old patterns needed (RUN**2)/2 steps, i.e. minutes
 
@@ -130,9 +130,9 @@ def test_house_ruling_citations_never_show_the_hosts_path(tmp_path: Path) -> Non
     """Citations are posted in Discord: a ruling is cited relative to the configured folder."""
     import shutil
 
-    from bot.compose import Composer
-    from bot.renderers import discord_markdown
-    from bot.renderers.text import render as to_text
+    from bot.app.compose import Composer
+    from bot.app.renderers import discord_markdown
+    from bot.app.renderers.text import render as to_text
     from glossary.house import EXAMPLES_DIR
     from glossary.loader import SHIPPED_SOURCES
     from index.results import citation

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES
-from index import embedding, lexical, ranking, vectors
+from index.build import lexical, vectors
 from index.engine import Engine
+from index.query import ranking
+from index.text import embedding
 
 
 @pytest.fixture(scope="module")

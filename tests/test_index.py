@@ -20,9 +20,9 @@ import pytest
 
 from glossary.loader import SHIPPED_SOURCES, load_corpus
 from glossary.model import Corpus
-from index import store
-from index.analysis import STEMMED, WORDS, compact, fold, terms, words
+from index.build import store
 from index.engine import Engine
+from index.text.analysis import STEMMED, WORDS, compact, fold, terms, words
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -255,7 +255,7 @@ def test_killed_build_leaves_previous_index_serving(built_copy: tuple[Path, Path
     script = textwrap.dedent(f"""
         import time
         from pathlib import Path
-        from index import store
+        from index.build import store
         from index.engine import Engine
         engine = Engine.open([Path({str(src)!r})], Path({str(ix)!r}))
         def pause(n):

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES
-from index import store
-from index.analysis import stem, terms
+from index.build import store
 from index.cli import main
 from index.engine import Engine
+from index.text.analysis import stem, terms
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ from guard import finishes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.compose import Composer, echo
-from bot.renderers import discord_markdown as dm
-from bot.renderers.discord_markdown import escape, marked, plain
-from bot.renderers.markdown_escape import ZWSP, escape_markdown, escape_mentions
-from bot.renderers.text import render as to_text
+from bot.app.compose import Composer, echo
+from bot.app.renderers import discord_markdown as dm
+from bot.app.renderers.discord_markdown import escape, marked, plain
+from bot.app.renderers.markdown_escape import ZWSP, escape_markdown, escape_mentions
+from bot.app.renderers.text import render as to_text
 from glossary.model import Entry, Location
 from index.results import Hit, merge_spans
 

@@ -1,4 +1,4 @@
-"""index.overlay: a scope's own rulings merged into the shared answers without rebuilding the index."""
+"""index.query.overlay: a scope's own rulings merged into the shared answers without rebuilding the index."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from glossary.model import Change, CrossRef, Entry, Location
 from index.engine import Engine
-from index.overlay import NameResolver, Overlays, build_overlay, is_scoped, query_stems, scoped_id
+from index.query.overlay import NameResolver, Overlays, build_overlay, is_scoped, query_stems, scoped_id
 
 
 @pytest.fixture(scope="module")

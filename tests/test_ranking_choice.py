@@ -9,11 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from benchmarks.quality import evaluate, training
 from glossary.loader import SHIPPED_SOURCES
-from index import evaluate, expansion, ranking, training
-from index.analysis import fold
 from index.engine import Engine
-from index.thesaurus import PLAYER_TO_RULES
+from index.query import ranking
+from index.text import expansion
+from index.text.analysis import fold
+from index.text.thesaurus import PLAYER_TO_RULES
 
 
 @pytest.fixture(scope="module")
@@ -166,17 +168,17 @@ def test_held_out_sets_are_scored_beside_what_each_change_replaced(engine: Engin
 
 
 def test_a_hit_analyses_only_the_paragraph_it_quotes(engine: Engine) -> None:
-    from index import fulltext
+    from index.query import hits
 
     st = engine._st
     entry = st.by_id["glossary:experienced"]  # twenty paragraphs
     st.para_tokens.pop(entry.id, None)
     st.one_para_tokens.clear()
-    hit = fulltext.make_hit(st, entry, 1.0, {"overlay": 1.0}, paragraph=13)
+    hit = hits.make_hit(st, entry, 1.0, {"overlay": 1.0}, paragraph=13)
     assert hit.paragraph == 13 and "**overlay**" in hit.snippet
     assert entry.id not in st.para_tokens and list(st.one_para_tokens) == [(entry.id, 13)]
     # without a chosen paragraph every paragraph is analysed (the best one is picked from them)
-    best = fulltext.make_hit(st, entry, 1.0, {"overlay": 1.0})
+    best = hits.make_hit(st, entry, 1.0, {"overlay": 1.0})
     assert entry.id in st.para_tokens and "**overlay**" in best.snippet
     assert st.paragraph_tokens_at(entry, 13) == st.para_tokens[entry.id][13]
 

@@ -19,7 +19,7 @@ from whoosh import index as whoosh_index
 
 import glossary.loader
 from glossary.loader import SHIPPED_SOURCES
-from index import store
+from index.build import store
 from index.engine import Engine, ReloadRefused
 
 OBSIDIAN = "004_f05ef39847fd66e3.txt"
@@ -192,7 +192,7 @@ def test_query_failing_inside_the_index_rebuilds_once(
     """
     import numpy as np
 
-    from index import lexical
+    from index.build import lexical
 
     build = Path(engine.stats()["index_path"])
     engine.close()
@@ -224,7 +224,7 @@ def test_a_fault_that_rebuilding_does_not_fix_is_raised_not_looped(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise IndexError("index 1000000 is out of bounds")
 
-    from index.lexical import Lexical
+    from index.build.lexical import Lexical
 
     original = Lexical.score
     try:

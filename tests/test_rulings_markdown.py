@@ -20,7 +20,7 @@ from bot.rulings.markdown import (
 from bot.rulings.repository import Ruling
 from glossary.house import parse_house_rulings
 from index.engine import Engine
-from index.overlay import NameResolver
+from index.query.overlay import NameResolver
 
 
 @pytest.fixture(scope="module")

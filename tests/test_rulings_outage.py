@@ -15,11 +15,11 @@ import pytest_asyncio
 from fakediscord import FakeDiscord, bot_running
 from pgserver import PostgresServer, unavailable_reason
 
-from bot.client import JudgeBot
+from bot.app.settings import Settings
+from bot.discord_bot.client import JudgeBot
 from bot.rulings.db import make_engine, migrate, resolve_url
 from bot.rulings.repository import Author, Draft, RulingsRepository
 from bot.rulings.service import UNAVAILABLE_NOTE
-from bot.settings import Settings
 from index.engine import Engine
 
 text_of = FakeDiscord.text_of

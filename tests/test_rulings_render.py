@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.rendering import to_discord, to_text
 
-from bot.service import Judge
+from bot.app.judge import Judge
 from glossary.model import Change, CrossRef, Entry, Location
 from index.engine import Engine
-from index.overlay import build_overlay, scoped_id
+from index.query.overlay import build_overlay, scoped_id
+from tests.rendering import to_discord, to_text
 
 
 @pytest.fixture(scope="module")

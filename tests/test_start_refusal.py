@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES
-from index import cli, store
+from index import cli
+from index.build import store
 
 ROOT = Path(__file__).resolve().parent.parent
 

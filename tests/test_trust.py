@@ -11,12 +11,12 @@ from collections.abc import Iterator
 
 import pytest
 
-
-from bot.console import Console
-from bot.service import Judge
+from bot.app.console import Console
+from bot.app.judge import Judge
 from glossary.cli import main as glossary_main
 from glossary.model import Entry
 from index.engine import Engine
+from index.query import parsing
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEAD = re.compile(r"^(\d+)\. (?P<label>.+?) — (?P<source>.+)$")
@@ -107,7 +107,7 @@ def test_opening_paragraphs_carry_no_later_paragraphs_stamp(
 def test_guideline_bullets_do_not_carry_the_naval_invasion_change(console: Console, engine: Engine) -> None:
     guideline = engine.get("obsidian-hand:guideline-player-abilities")
     composer = console.judge.composer
-    from bot.renderers.text import lines_of
+    from bot.app.renderers.text import lines_of
     from index.results import Hit
 
     for p, bullet in ((0, "Cavalry"), (2, "Seppuku")):
@@ -248,9 +248,8 @@ def test_citation_leads_with_document_and_entry(console: Console) -> None:
 
 
 def test_naming_the_obsidian_hand_does_not_pull_up_hand_size(engine: Engine) -> None:
-    from index import fulltext
 
-    terms, _raw = fulltext.query_terms(engine._st, "what are the dishonor rules in the Obsidian Hand ruleset")
+    terms, _raw = parsing.query_terms(engine._st, "what are the dishonor rules in the Obsidian Hand ruleset")
     assert "hand" not in terms and "obsidian" not in terms
     hits = engine.search("what are the dishonor rules in the obsidian hand")
     assert hits[0].entry.id == "obsidian-hand:ii-e-dishonor"

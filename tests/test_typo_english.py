@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES
-from index import embedding, english, fulltext
+from index.build.state import State
 from index.engine import Engine
-from index.state import State
+from index.query import parsing
+from index.text import embedding, english
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def no_english(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def terms(st: State, question: str) -> dict[str, float]:
-    return fulltext.query_terms(st, question)[0]
+    return parsing.query_terms(st, question)[0]
 
 
 def test_shipped_list_is_whole_english_words() -> None:
@@ -42,21 +43,21 @@ def test_shipped_list_is_whole_english_words() -> None:
 def test_english_words_are_not_corrected(engine: Engine) -> None:
     st = engine._st
     # The rules have near neighbours for both words, so only the English check keeps them as typed.
-    assert fulltext._correct(st, "good") == ["gold"]
-    assert set(fulltext._correct(st, "weather")) == {"water", "whether"}
+    assert parsing._correct(st, "good") == ["gold"]
+    assert set(parsing._correct(st, "weather")) == {"water", "whether"}
     assert terms(st, "is it good to bow my personality") == {"bow": 1.0, "person": 1.0}
     assert terms(st, "does the weather matter in a battle") == {"battl": 1.0}
 
 
 def test_real_typos_are_still_corrected(engine: Engine) -> None:
     st = engine._st
-    assert terms(st, "targt") == {"target": fulltext.FUZZY_WEIGHT}
-    assert terms(st, "terain") == {"terrain": fulltext.FUZZY_WEIGHT}
-    assert terms(st, "dishonr") == {"dishonor": fulltext.FUZZY_WEIGHT}
+    assert terms(st, "targt") == {"target": parsing.FUZZY_WEIGHT}
+    assert terms(st, "terain") == {"terrain": parsing.FUZZY_WEIGHT}
+    assert terms(st, "dishonr") == {"dishonor": parsing.FUZZY_WEIGHT}
     assert terms(st, "can a persnality hold an atachment") == {
-        "person": fulltext.FUZZY_WEIGHT,
+        "person": parsing.FUZZY_WEIGHT,
         "hold": 1.0,
-        "attach": fulltext.FUZZY_WEIGHT,
+        "attach": parsing.FUZZY_WEIGHT,
     }
 
 
@@ -90,8 +91,8 @@ def test_good_in_a_question_does_not_bring_gold_rules(engine: Engine, monkeypatc
 
 def test_missing_list_corrects_as_before(engine: Engine, no_english: None, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="index"):
-        assert terms(engine._st, "is it good") == {"gold": fulltext.FUZZY_WEIGHT}
-        assert terms(engine._st, "targt") == {"target": fulltext.FUZZY_WEIGHT}
+        assert terms(engine._st, "is it good") == {"gold": parsing.FUZZY_WEIGHT}
+        assert terms(engine._st, "targt") == {"target": parsing.FUZZY_WEIGHT}
     warned = [r.getMessage() for r in caplog.records if "English word list" in r.getMessage()]
     assert len(warned) == 1 and "no-tokenizer.json" in warned[0]
 
@@ -103,6 +104,6 @@ def test_model_off_keeps_the_english_check(tmp_path: Path, monkeypatch: pytest.M
     try:
         assert eng._st.embedder is None
         assert terms(eng._st, "is it good to bow") == {"bow": 1.0}
-        assert terms(eng._st, "terain") == {"terrain": fulltext.FUZZY_WEIGHT}
+        assert terms(eng._st, "terain") == {"terrain": parsing.FUZZY_WEIGHT}
     finally:
         eng.close()

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL
 
-from ..settings import Settings, SettingsError
-from .db import DatabaseURLError, describe, make_engine, migrate, resolve_url
+from bot.app.settings import Settings, SettingsError
+from bot.rulings.db import DatabaseURLError, describe, make_engine, migrate, resolve_url
 
 
 def configured_url(settings: Settings) -> URL:
     """The database the bot would open: DATABASE_URL, else the SQLite file in its state folder."""
-    from index.store import default_index_dir
+    from index.build.store import default_index_dir
 
     state_dir = settings.state_dir or (settings.index_dir or default_index_dir()).parent / "bot-state"
     return resolve_url(settings.database_url, state_dir)

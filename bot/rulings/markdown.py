@@ -13,11 +13,10 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.rulings.repository import Draft, Ruling
 from glossary.house import parse_house_rulings
 from glossary.model import Change, CrossRef, Entry, Location, SourceError
-from index.overlay import NameResolver, scoped_id
-
-from .repository import Draft, Ruling
+from index.query.overlay import NameResolver, scoped_id
 
 DOCUMENT = "Server rulings"
 TITLE_MAX = 200

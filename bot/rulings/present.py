@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..renderers.discord_markdown import DESCRIPTION_LIMIT, escape, shorten
-from .markdown import Problem
-from .repository import ImportResult, Ruling, Version
+from bot.app.renderers.discord_markdown import DESCRIPTION_LIMIT, escape, shorten
+from bot.rulings.markdown import Problem
+from bot.rulings.repository import ImportResult, Ruling, Version
 
 LIST_ROOM = DESCRIPTION_LIMIT - 200  # leave room for the "and N more" line
 

@@ -23,9 +23,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from index.analysis import fold
-
-from .schema import RULINGS_COUNTER, counters, ruling_versions, rulings, scopes
+from bot.rulings.schema import RULINGS_COUNTER, counters, ruling_versions, rulings, scopes
+from index.text.analysis import fold
 
 ACTIVE, RETIRED = "active", "retired"
 

@@ -27,11 +27,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from index.overlay import NameResolver, Overlay, Overlays
-
-from . import markdown
-from .db import describe, make_engine, migrate
-from .repository import (
+from bot.rulings import markdown
+from bot.rulings.db import describe, make_engine, migrate
+from bot.rulings.repository import (
     ACTIVE,
     RETIRED,
     Author,
@@ -42,7 +40,8 @@ from .repository import (
     ScopeConfig,
     Version,
 )
-from .schema import RELOAD_COUNTER, RULINGS_COUNTER
+from bot.rulings.schema import RELOAD_COUNTER, RULINGS_COUNTER
+from index.query.overlay import NameResolver, Overlay, Overlays
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

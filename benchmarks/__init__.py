@@ -1,0 +1,1 @@
+"""Benchmarks and offline quality tools, run from a checkout (never shipped in the package)."""

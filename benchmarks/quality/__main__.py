@@ -1,0 +1,41 @@
+"""``python -m benchmarks.quality eval|bench`` from a checkout: quality figures or speed and memory figures.
+
+These were ``python -m index eval`` and ``python -m index bench``; they moved out of the runtime package
+because they read the question sets in ``benchmarks/`` and fit weights, which a served bot never does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.quality", description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("eval", "bench"), help="eval: answer quality; bench: speed and memory")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--sources", type=Path, nargs="+", default=None, help="source files or folders")
+    parser.add_argument("--index-dir", type=Path, default=None, help="index folder (eval only)")
+    args = parser.parse_args(argv)
+
+    from benchmarks.quality.evaluate import format_bench, format_eval, run_bench, run_eval
+    from index.engine import Engine
+
+    if args.what == "bench":
+        result = run_bench(args.sources)
+        text = format_bench
+    else:
+        engine = Engine.open(args.sources, args.index_dir)
+        try:
+            result = run_eval(engine)
+        finally:
+            engine.close()
+        text = format_eval
+    print(json.dumps(result, ensure_ascii=False, indent=1) if args.json else text(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,697 @@
+"""The judge's composition: engine results -> one format-neutral ``Answer`` (``bot.app.answer``).
+
+Every relation an answer states is decided here, at the level where it is true: a format update is said
+to amend the quoted paragraph only when it concerns that paragraph (``Engine.scope``), a format rule that
+states the same rule in its own words is said to restate it, a ruling is said to apply. Each related text
+carries its own citation. Nothing here knows Markdown, HTML or Discord; the renderers (``bot.app.renderers``)
+word nothing of their own beyond layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from bot.app.answer import (
+    Answer,
+    Block,
+    Citation,
+    Dates,
+    Fact,
+    Group,
+    Inline,
+    Item,
+    Line,
+    Link,
+    Note,
+    Quote,
+    Relation,
+    code,
+    emph,
+    runs,
+    strong,
+)
+from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
+from glossary.export_html import paragraph_href
+from glossary.kinds import SOURCE_LABELS, is_ruling
+from glossary.model import Entry, sort_date
+from index.build.relations import relation_kind
+from index.query.overlay import is_scoped
+from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
+
+ASK_LIMIT = 15  # at most; the engine lists only answers close to the best one
+NEAR_LIMIT = 5  # nearest terms offered when nothing answers closely
+ASK_PER_PAGE = 3
+CHANGES_PER_PAGE = 10
+UNSURE_NOTE = runs(
+    "No rule stands out for this question: these are the closest matches, and none may answer it. "
+    "Try other words, or ",
+    code("/define"),
+    " a term.",
+)
+
+# Bidirectional-text controls (embeddings, overrides, isolates, marks): echoed user input could use them to
+# make the rest of a title read backwards ("Rules for: <U+202E>...") or disguise what was asked.
+_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+
+
+def echo(text: str) -> str:
+    """What a user typed, as shown back in an answer: bidi controls dropped (renderers escape the rest)."""
+    return text.translate(_BIDI_CONTROLS)
+
+
+def date_text(change) -> str:  # type: ignore[no-untyped-def]
+    """The date as printed; an impossible one is kept and followed by the evident intended date."""
+    if change.date is None:
+        return change.raw
+    if change.anomaly and change.probable_date and change.probable_date != change.date:
+        return f"{change.date} (as printed; probably {change.probable_date})"
+    return change.date
+
+
+def ruling_credit(entry: Entry) -> str:
+    """`` (Judge, 2026-11-01, Event)`` for a house ruling: who ruled, when (the earliest date), and at
+    which event, as far as known."""
+    dates = sorted(c.date for c in entry.changes if c.date)
+    parts = [entry.judge or "", dates[0] if dates else "", entry.event or ""]
+    text = ", ".join(p for p in parts if p)
+    return f" ({text})" if text else ""
+
+
+def source_label(entry: Entry) -> str:
+    return SOURCE_LABELS.get(entry.source, entry.source)
+
+
+def ruling_kind(entry: Entry) -> str:
+    """"Server ruling" (this server's own, from the rulings database) or "House ruling" (the host's files)."""
+    return "Server ruling" if is_scoped(entry.id) else "House ruling"
+
+
+def unsure(hits: Sequence[Hit]) -> bool:
+    """Whether no ranked hit stands out (each below ``UNSURE``); hits not ranked so (a server ruling) don't count."""
+    ranked = [h.confidence for h in hits if h.confidence is not None]
+    return bool(ranked) and max(ranked) < UNSURE
+
+
+class Composer:
+    """Builds Answers from results. ``lookup`` resolves entry ids; ``children`` gives the sub-headings of a
+    heading; ``scope`` the paragraphs a linked rule concerns; ``rulings`` the asking server's own rulings
+    that apply to an entry (none outside a server)."""
+
+    def __init__(
+        self,
+        lookup: Callable[[str], Entry | None],
+        rulebook_url: str | None = None,
+        children: Callable[[str], list[Entry]] | None = None,
+        *,
+        rulings: Callable[[str], Sequence[Entry]] | None = None,
+        scope: Callable[[str, str], tuple[int, ...] | None] | None = None,
+    ) -> None:
+        self.lookup = lookup
+        self.rulebook_url = rulebook_url.rstrip("/") if rulebook_url else None
+        self.children = children or (lambda _entry_id: [])
+        self.rulings = rulings or (lambda _entry_id: ())
+        self.scope = scope or (lambda _rule, entry_id: _whole(self.lookup(entry_id)))
+
+    # -- facts about where a text stands ----------------------------------------------------------------
+
+    def rulebook_link(self, entry: Entry, paragraph: int | None = None) -> str | None:
+        """The entry (or one of its paragraphs) in the exported HTML rulebook, when RULEBOOK_URL is set (a
+        server's own rulings are not in it)."""
+        if not self.rulebook_url or is_scoped(entry.id):
+            return None
+        return f"{self.rulebook_url}/{paragraph_href(entry, paragraph)}"
+
+    def entry_url(self, entry: Entry) -> str | None:
+        """The title link: the exported rulebook if there is one, else the source page."""
+        return self.rulebook_link(entry) or entry.url
+
+    def citation(self, entry: Entry, paragraph: int | None = None, role: str = "") -> Citation:
+        """Where the text stands, with the links a judge can click (the source page, the rulebook there)."""
+        links: list[tuple[str, str]] = []
+        if entry.url:
+            links.append(("source page", entry.url))
+        rulebook = self.rulebook_link(entry, paragraph if len(entry.paragraphs) > 1 else None)
+        if rulebook:
+            links.append(("rulebook", rulebook))
+        return Citation(entry, paragraph, tuple(links), role)
+
+    # -- relations -------------------------------------------------------------------------------------
+
+    def overriders(self, entry: Entry) -> list[Entry]:
+        """What bears on ``entry`` in the order a judge needs it: the format's own rules, then its update-log
+        records newest first (the latest state of a topic the log changed several times leads), then house
+        rulings."""
+        found = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None]
+        rules = [e for e in found if not is_ruling(e) and e.kind != "update"]
+        updates = sorted(
+            (e for e in found if not is_ruling(e) and e.kind == "update"),
+            key=lambda e: max((sort_date(c) for c in e.changes), default=""),
+            reverse=True,
+        )
+        return rules + updates + [e for e in found if is_ruling(e)]
+
+    def relations(self, entry: Entry, paragraph: int | None = None, role: str = "") -> list[Relation]:
+        """Every rule that bears on ``entry``, typed and worded. With ``paragraph`` (a quoted paragraph),
+        a rule is said to amend or restate *this* only if it concerns that paragraph; one that concerns
+        other paragraphs is left out, and one whose paragraph is not clear is said to concern the entry."""
+        out: list[Relation] = []
+        updates_seen = 0
+        for rule in self.overriders(entry):
+            kind = relation_kind(rule)
+            scope = self.scope(rule.id, entry.id)
+            if paragraph is not None and scope is not None and paragraph not in scope:
+                if rule.kind == "update":
+                    updates_seen += 1
+                continue
+            earlier = rule.kind == "update" and updates_seen > 0
+            updates_seen += rule.kind == "update"
+            if paragraph is not None and scope is None and kind != "house-ruling":
+                kind = "concerns-entry"
+            when = next((date_text(c) for c in rule.changes), None) if rule.kind == "update" else None
+            out.append(
+                Relation(
+                    kind,  # type: ignore[arg-type]
+                    rule,
+                    entry,
+                    heading=self._relation_heading(kind, rule, entry, scope, earlier, when, paragraph),
+                    scope=scope,
+                    quote=Quote(rule, rule.text, None, role="related"),
+                    citation=self.citation(rule, role="related"),
+                    dates=Dates(list(rule.changes), rule, None, role="related") if role == "entry" else None,
+                    earlier=earlier,
+                    date=when,
+                    role=role,
+                )
+            )
+        return out
+
+    def _relation_heading(
+        self,
+        kind: str,
+        rule: Entry,
+        entry: Entry,
+        scope: tuple[int, ...] | None,
+        earlier: bool,
+        when: str | None,
+        paragraph: int | None,
+    ) -> Inline:
+        """The judge's words for one relation; under a quoted paragraph "this" is that paragraph, in an
+        entry shown whole the paragraphs concerned are named."""
+        label = source_label(rule)
+        dated = f" ({when})" if when else ""
+        if kind == "house-ruling":
+            if paragraph is None:  # an entry shown whole: the ruling is read after its heading
+                return runs(f"{ruling_kind(rule)} — {rule.label}{ruling_credit(rule)}:")
+            return runs(f"{ruling_kind(rule)} ", strong(rule.label), ruling_credit(rule), " applies:")
+        where = "this"
+        if paragraph is None:
+            where = _paragraphs(entry, scope)
+        if kind == "amends":
+            which = "An earlier update" if earlier else "The latest update on this" if rule.kind == "update" else ""
+            lead = f"In {label}, " + (f"{which.lower()}, " if which else "")
+            return runs(lead, strong(rule.label), f"{dated} amends {where} (in that format):")
+        if kind == "restates":
+            return runs(f"{label} states {where} in its own words in ", strong(rule.label), " (in that format):")
+        # concerns-entry: an update on the entry whose paragraph the texts do not make clear
+        return runs(
+            f"{label} has an update on {entry.label}, ",
+            strong(rule.label),
+            f"{dated}; which paragraph it concerns is not clear from the texts:",
+        )
+
+    def restatement_blocks(self, entry: Entry) -> list[Block]:
+        """The same rule stated elsewhere in the document: shown in full when its words differ."""
+        blocks: list[Block] = []
+        for r in entry.restated:
+            other = self.lookup(r.entry)
+            if other is None:
+                continue
+            first = other.paragraph_lines(r.other_paragraphs[0])[0]
+            last = other.paragraph_lines(r.other_paragraphs[-1])[1]
+            where = f"{other.label}, {_line_span(first, last)}"
+            if r.differs:
+                blocks.append(Line(runs(strong(f"The ruleset states this again in {where}, and the texts differ."),
+                                        " There it reads:")))
+                blocks.extend(Quote(other, other.paragraphs[k], k, inline=True) for k in r.other_paragraphs)
+            else:
+                blocks.append(Line(runs(emph(f"Stated in the same words in {where}."))))
+        return blocks
+
+    def children_blocks(self, entry: Entry) -> list[Block]:
+        """A heading with no text of its own is answered by its sub-headings and their text, never emptily."""
+        blocks: list[Block] = []
+        for child in self.children(entry.id):
+            blocks.append(Line(runs(strong(child.label))))
+            blocks.extend(Quote(child, p, k, inline=True) for k, p in enumerate(child.paragraphs))
+            blocks.append(self._cited(child))
+        return blocks
+
+    def _cited(self, entry: Entry) -> Group:
+        """``— citation`` and ``— history`` under a text shown whole."""
+        parts: list[Block] = [self.citation(entry, role="dash")]
+        if entry.changes:
+            parts.append(Dates(list(entry.changes), entry, None, role="dash"))
+        return Group(parts, role="cited")
+
+    # -- entries ---------------------------------------------------------------------------------------
+
+    def entry(self, entry: Entry, *, kind: str = ENTRY, arg: str | None = None, extra: Sequence[Link] = ()) -> Answer:
+        """An entry in full: what bears on it in the format first (each naming the paragraphs it concerns),
+        then its verbatim text (or, for a bare heading, its sub-headings' text), any restatement of it, the
+        server's rulings, its history and citation."""
+        body: list[Block] = []
+        relations = self.relations(entry, None, role="entry")
+        body.extend(relations)
+        if relations:
+            body.append(Line(runs(strong(f"{source_label(entry)} text:"))))
+        children = [] if entry.paragraphs else self.children_blocks(entry)
+        body.extend(Quote(entry, p, k, inline=True) for k, p in enumerate(entry.paragraphs))
+        if children:
+            body.append(Line(runs(emph("This heading has no text of its own; under it:"))))
+            body.extend(children)
+        body.extend(self.restatement_blocks(entry))
+        for name, wording in (("Old", entry.old_wording), ("New", entry.new_wording)):
+            if wording and wording not in entry.text:
+                body.append(Group([Line(runs(strong(f"{name}:"))), Quote(entry, wording, None, inline=True)]))
+        server = [r for r in self.rulings(entry.id) if r.id != entry.id]
+        for ruling in server:  # this server's own rulings, read after the rule they apply to
+            body.append(Line(runs(strong(f"Server ruling — {ruling.title}"), ruling_credit(ruling), ":")))
+            body.extend(Quote(ruling, p, k, inline=True) for k, p in enumerate(ruling.paragraphs))
+
+        facts: list[Fact] = []
+        about: list[Block] = []
+        if entry.group:
+            about.append(Line(runs(("Category" if entry.kind == "banned" else "Group") + f": {entry.group}")))
+        if is_ruling(entry):
+            about.append(Line(runs(ruling_kind(entry) + ruling_credit(entry))))
+        elif entry.judge:
+            about.append(Line(runs(f"Ruled by {entry.judge}")))
+        if server:
+            about.append(Line(runs("This server's rulings: " + ", ".join(r.title for r in server))))
+        if entry.overrides:
+            names = [self._name(i) for i in entry.overrides]
+            verb = "Applies to" if is_ruling(entry) else "Bears in this format on"
+            about.append(Line(runs(f"{verb}: " + ", ".join(names))))
+        if about:
+            facts.append(Fact("About", about))
+        facts += self.record_facts(entry)
+
+        links = [Link(r.text, r.target) for r in entry.see_also if r.target]
+        links += [Link(_rule_kind(r.entry) + ": " + r.entry.label, r.entry.id) for r in relations]
+        links += [Link(c.label, c.id) for c in self.children(entry.id)] if children else []
+        links += [Link("Also stated in: " + self._name(r.entry), r.entry) for r in entry.restated]
+        applies = "Applies to: " if is_ruling(entry) else "Bears on: "
+        links += [Link(applies + self._name(i), i) for i in entry.overrides]
+        links += [Link("Server ruling: " + r.title, r.id) for r in server]
+        links += list(extra)
+        links = [ln for ln in links if ln.entry_id != entry.id]
+        return Answer(
+            title=entry.label,
+            kind=kind,
+            arg=entry.id if arg is None else arg,
+            body=body,
+            facts=facts,
+            links=links,
+            footer=f"{source_label(entry)} · {entry.kind} · {entry.id}",
+            url=self.entry_url(entry),
+            source=entry.source,
+            tone="rule",
+            hit_ids=[entry.id, *(r.entry.id for r in relations), *(r.id for r in server)],
+        )
+
+    def record_facts(self, entry: Entry) -> list[Fact]:
+        """The History (when dated; each change naming the paragraph it dates) and Citation every full answer
+        ends with."""
+        facts = [Fact("History", [Dates(list(entry.changes), entry, None)])] if entry.changes else []
+        return [*facts, Fact("Citation", [self.citation(entry)])]
+
+    def _name(self, entry_id: str) -> str:
+        found = self.lookup(entry_id)
+        return found.label if found else entry_id
+
+    def define(self, term: str, result: DefineResult) -> Answer:
+        if result.same_name:  # several entries answer to this very name: show them all, told apart
+            return self.several(term, result)
+        if result.entry is not None:  # a confident guess: still offer the other candidates
+            others = [Link("Or: " + c.label, c.id) for c in result.candidates if c.id != result.entry.id]
+            return self.entry(result.entry, extra=others)
+        links = [Link(c.label, c.id) for c in result.candidates]
+        if links:
+            parts: list[str | object] = ["Did you mean: "]
+            for n, c in enumerate(result.candidates):
+                parts += [", "] if n else []
+                parts.append(strong(c.label))
+            parts.append("?")
+            line = Line(runs(*parts))  # type: ignore[arg-type]
+        else:
+            line = Line(runs("Nothing in the rules matches that. Try ", code("/ask"), " with a whole question."))
+        return self.message(f"No entry for “{echo(term)}”", [line], kind=DEFINE, arg=term, links=links)
+
+    def several(self, term: str, result: DefineResult) -> Answer:
+        """Every entry named ``term`` ("Ninjitsu": Open, Reaction, Battle), each in full under its label, with
+        its own dates and citation; other candidates follow as links."""
+        entries = list(result.same_name)
+        if result.entry is not None and result.entry not in entries:  # "honor" is Family Honor's short name too
+            entries.insert(0, result.entry)
+        alike = len({e.title.casefold() for e in entries}) == 1
+        name = entries[0].title if alike else " ".join(echo(term).split())
+        intro: list[str | object] = ["Several entries go by this name: "]
+        for n, e in enumerate(entries):
+            intro += [", "] if n else []
+            intro.append(strong(e.label))
+        intro.append(". Each is quoted below with its own dates and citation.")
+        body: list[Block] = [Line(runs(*intro))]  # type: ignore[arg-type]
+        for e in entries:
+            body.append(Line(runs(strong(e.label), f" — {source_label(e)}")))
+            body.extend(Quote(e, p, k, inline=True) for k, p in enumerate(e.paragraphs))
+            for rel in self.relations(e, None, role="several"):
+                body.append(rel)
+            body.extend(self.restatement_blocks(e))
+            body.append(self._cited(e))
+        links = [Link(e.label, e.id) for e in entries]
+        links += [Link("Or: " + c.label, c.id) for c in result.candidates if c not in entries]
+        return Answer(
+            title=f"{name} — {len(entries)} entries",
+            kind=DEFINE,
+            arg=term,
+            body=body,
+            links=links,
+            footer=f"{len(entries)} entries named “{name}”",
+            source=entries[0].source,
+            tone="rule",
+            hit_ids=[e.id for e in entries],
+        )
+
+    def rule(self, ref: str, hits: Sequence[Hit], family: Sequence[tuple[str, Entry]] = ()) -> Answer:
+        """A section in full; a reference to one that does not exist says so and lists those that do."""
+        if not hits:
+            if family:
+                listed = "\n".join(f"- {name}" for name, _e in family)
+                lines = [Line(runs(f"There is no “{echo(ref)}” in {family[0][1].document}. It has:\n{listed}"))]
+                links = [Link(name, e.id) for name, e in family]
+            else:
+                lines = [Line(runs("Try the section's number or name, e.g. ", code("Cardinal Rule 2"), " or ",
+                                   code("Deck Construction"), "."))]
+                links = []
+            return self.message(f"No section matches “{echo(ref)}”", lines, kind=RULE, arg=ref, links=links)
+        others = [Link("Also: " + h.entry.label, h.entry.id) for h in hits[1:]]
+        return self.entry(hits[0].entry, kind=RULE, arg=ref, extra=others)
+
+    # -- search results --------------------------------------------------------------------------------
+
+    def ask(self, question: str, hits: Sequence[Hit], near: Sequence[Entry] = ()) -> Answer:
+        """Top results, a few per page, each with its answering paragraph, citation and dates.
+
+        ``near``: when no hit is close enough to show, the nearest terms, offered as links.
+        """
+        title = f"Rules for: {' '.join(echo(question).split())}"
+        if not hits:
+            parts: list[str | object] = ["No rules text answers that question closely. Try other words, or ",
+                                         code("/define"), " a term."]
+            if near:
+                parts.append("\nNearest terms: ")
+                for n, e in enumerate(near):
+                    parts += [", "] if n else []
+                    parts.append(strong(e.title))
+                parts.append(".")
+            links = [Link(e.title, e.id) for e in near]
+            return self.message(title, [Line(runs(*parts))], kind=ASK, arg=question, links=links)  # type: ignore[arg-type]
+        items = [
+            Item(
+                [self.hit_group(k, hit)],
+                [Link(f"{k}. {hit.entry.label}", hit.entry.id)]
+                + [Link("Server ruling: " + r.title, r.id) for r in self.rulings(hit.entry.id)],
+            )
+            for k, hit in enumerate(hits, start=1)
+        ]
+        if unsure(hits):
+            items[0].blocks.insert(0, Note(UNSURE_NOTE, "unsure"))
+        return Answer(
+            title=title,
+            kind=ASK,
+            arg=question,
+            items=items,
+            per_page=ASK_PER_PAGE,
+            footer="Open a result to read it in full",
+            hit_ids=[h.entry.id for h in hits],
+        )
+
+    def hit_group(self, number: int, hit: Hit) -> Group:
+        """One search result: the answering paragraph with its own dates and lines, then what bears on that
+        paragraph (each quoted with its citation), a restatement in other words, this server's rulings."""
+        entry = hit.entry
+        source = source_label(entry)
+        if is_ruling(entry):
+            source = ruling_kind(entry) + ruling_credit(entry)
+        head = Line(runs(strong(f"{number}. {entry.label}"), f" — {source}"), role="head")
+        if not entry.paragraphs:  # a bare heading: say what is under it rather than quote nothing
+            under = ", ".join(c.label for c in self.children(entry.id)) or "nothing"
+            return Group([head, Line(runs(f"(A heading with no text of its own; under it: {under}.)")),
+                          self.citation(entry, role="hit")], role="hit")
+        paragraph = hit.paragraph if hit.paragraph is not None and hit.paragraph < len(entry.paragraphs) else 0
+        marks = tuple(hit.spans) if hit.paragraph == paragraph else ()
+        blocks: list[Block] = [head, Quote(entry, entry.paragraphs[paragraph], paragraph, marks, role="hit")]
+        dating = entry.paragraph_changes(paragraph)
+        if dating:
+            blocks.append(Dates(dating, entry, paragraph, role="hit"))
+        blocks.extend(self.relations(entry, paragraph, role="hit"))
+        for r in entry.restated:
+            other = self.lookup(r.entry)
+            if r.differs and other is not None and paragraph in r.paragraphs:
+                text = "\n".join(other.paragraphs[k] for k in r.other_paragraphs)
+                blocks.append(Relation(
+                    "restated-elsewhere", other, entry,
+                    heading=runs("The ruleset states this again in ", strong(other.label), ", in other words:"),
+                    scope=tuple(r.paragraphs),
+                    quote=Quote(other, text, r.other_paragraphs[0], role="restated"),
+                    citation=self.citation(other, r.other_paragraphs[0], role="related"),
+                    differs=True,
+                    role="hit",
+                ))
+        for ruling in self.rulings(entry.id):
+            blocks.append(Line(runs("This server's ruling applies: ", strong(ruling.title), ruling_credit(ruling))))
+        blocks.append(self.citation(entry, paragraph, role="hit"))
+        return Group(blocks, role="hit")
+
+    # -- change history, banned list, messages ---------------------------------------------------------
+
+    def changes(
+        self, records: Sequence[ChangeRecord], since: str | None, until: str | None, source: str | None
+    ) -> Answer:
+        """Change history, newest first, ten records per page."""
+        arg = f"{since or ''}|{until or ''}|{source or ''}"
+        span = " ".join(p for p in (f"since {since}" if since else "", f"until {until}" if until else "") if p)
+        where = SOURCE_LABELS.get(source, source) if source else "all sources"
+        title = f"Rule changes — {where}" + (f", {span}" if span else "")
+        ordered = sorted(records, key=lambda r: sort_date(r.change), reverse=True)
+        if not ordered:
+            return self.message(title, [Line(runs("No dated changes in that range."))], kind=CHANGES, arg=arg)
+        items = [Item([self._change_row(r)], [Link(r.entry.label, r.entry.id)]) for r in ordered]
+        return Answer(
+            title=title,
+            kind=CHANGES,
+            arg=arg,
+            items=items,
+            per_page=CHANGES_PER_PAGE,
+            compact=True,
+            footer=f"{len(ordered)} change{'s' if len(ordered) != 1 else ''}, newest first",
+            hit_ids=[r.entry.id for r in ordered[:CHANGES_PER_PAGE]],
+        )
+
+    def _change_row(self, record: ChangeRecord) -> Line:
+        """One dated change: date, kind, where (entry label, and the paragraph it dates when the entry has
+        several, so two alike rows say which text each dates), its note."""
+        change, entry = record.change, record.entry
+        if is_ruling(entry):  # the ruling's file title is noise here; say what it is and who ruled
+            where = f"{ruling_kind(entry)} › {entry.label}" + (f" ({entry.judge})" if entry.judge else "")
+        else:
+            parts = [*entry.section[-1:], entry.label] if entry.section[-1:] != [entry.title] else [entry.label]
+            where = " › ".join(parts)
+        text = f" · {change.kind.capitalize()} · {where}{scope_text(change, entry)}"
+        if change.note:
+            text += f": {change.note}"
+        return Line(runs(strong(date_text(change)), text), role="row")
+
+    def banned(self, result: BannedResult) -> Answer:
+        """Whether what was typed is banned. A unique part of one banned name is that card; part of several
+        lists them all as banned; "not on the list" only when no banned name matches, with the list's bans by
+        kind of card named, since those can still cover a card the list does not name."""
+        if result.record is None and result.matches:
+            return self._banned_several(result)
+        if result.record is None:
+            links = [Link(e.title, e.id) for e in result.near]
+            parts: list[str | object] = [f"“{echo(result.query)}” is not named on {SOURCE_LABELS['obsidian-hand']}'s "
+                                         "banned list."]
+            kinds = [e for e in result.kinds if e not in result.near]
+            if kinds:
+                parts.append("\nThe list also bans by kind of card: ")
+                for n, e in enumerate(kinds):
+                    parts += ["; "] if n else []
+                    parts.append(strong(e.title))
+                parts.append(". Check whether the card is one of those.")
+                links += [Link(e.title, e.id) for e in kinds]
+            if result.near:
+                parts.append("\nClosest banned names: ")
+                for n, e in enumerate(result.near):
+                    parts += [", "] if n else []
+                    parts.append(strong(e.title))
+                parts.append(".")
+            return self.message("Not on the banned list", [Line(runs(*parts))], kind=BANNED,  # type: ignore[arg-type]
+                                arg=result.query, links=links)
+        record = result.record
+        lines: list[Line] = [Line(runs(strong(record.title), " is ", strong("banned"), f" in {record.document}."))]
+        if result.how == "version":
+            lines.insert(0, Line(runs(
+                f"The banned list names one version of “{echo(result.query)}”; other versions (another "
+                "subtitle or experience level) are not named on it."
+            )))
+        elif result.how == "partial":
+            lines.append(Line(runs(f"(“{echo(result.query)}” is part of this card's name, and of no other banned "
+                                   "card's.)")))
+        if record.group:
+            lines.append(Line(runs(f"Category: {record.group}")))
+        if result.banned_on:
+            lines.append(Line(runs(f"Banned on: {result.banned_on}")))
+        body: list[Block] = [Group(list(lines))]
+        body += [Quote(record, p, k, inline=True) for k, p in enumerate(record.paragraphs)
+                 if p.strip() and p.strip() != record.title]
+        title = f"{'One version banned' if result.how == 'version' else 'Banned'}: {record.title}"
+        return Answer(
+            title=title,
+            kind=BANNED,
+            arg=result.query,
+            body=body,
+            facts=self.record_facts(record),
+            footer=f"{source_label(record)} · banned list",
+            url=self.entry_url(record),
+            source=record.source,
+            tone="banned",
+            hit_ids=[record.id],
+        )
+
+    def _banned_several(self, result: BannedResult) -> Answer:
+        """What was typed is part of several banned names: every one of them is banned; list them."""
+        rows = []
+        for record in result.matches:
+            facts = f" ({record.group})" if record.group else ""
+            rows.append(Line(runs("- ", strong(record.title), " — banned" + facts)))
+        document = result.matches[0].document
+        intro = Line(runs(f"“{echo(result.query)}” is part of the name of {len(result.matches)} cards on the banned "
+                          f"list of {document}, all banned:"))
+        first, last = result.matches[0].location, result.matches[-1].location
+        where = f"{document} › {result.matches[0].section[0]}" if result.matches[0].section else document
+        cite = f"{where}, {_line_span(first.first_line, last.last_line)} · {first.file}"
+        return Answer(
+            title=f"Banned cards matching “{echo(result.query)}”",
+            kind=BANNED,
+            arg=result.query,
+            body=[Group([intro, *rows])],
+            facts=[Fact("Citation", [Line(runs(cite))])],
+            links=[Link(e.title, e.id) for e in result.matches],
+            footer=f"{SOURCE_LABELS['obsidian-hand']} · banned list",
+            tone="banned",
+            hit_ids=[e.id for e in result.matches],
+        )
+
+    def banned_list(self, results: Sequence[BannedResult]) -> Answer:
+        """The whole banned list grouped by category as printed, each card with the date it was banned."""
+        listed = [(r.record, r.banned_on) for r in results if r.record is not None]
+        if not listed:
+            return self.message("Banned list", [Line(runs("No banned list is loaded."))], kind=BANNED)
+        groups: dict[str, list[Line]] = {}
+        for record, banned_on in listed:
+            when = f" — banned {banned_on}" if banned_on else ""
+            groups.setdefault(record.group or "Other", []).append(Line(runs(f"- {record.title}{when}")))
+        body: list[Block] = [Group([Line(runs(strong(group))), *lines]) for group, lines in groups.items()]
+        first, last = listed[0][0], listed[-1][0]
+        where = " › ".join([first.document, *first.section[:1]])
+        loc, end = first.location, last.location
+        span = f"{loc.file}, lines {loc.first_line}-{end.last_line}" if loc.file == end.file else loc.file
+        return Answer(
+            title=f"Banned list — {first.document}",
+            kind=BANNED,
+            arg="",
+            body=body,
+            facts=[Fact("Citation", [Line(runs(f"{where} ({span})"))])],
+            footer=f"{len(listed)} lines · dates from the update log where it gives one",
+            tone="banned",
+            hit_ids=[record.id for record, _ in listed],
+        )
+
+    def message(
+        self,
+        title: str,
+        body: Sequence[Block],
+        *,
+        kind: str = DEFINE,
+        arg: str = "",
+        links: Sequence[Link] = (),
+        tone: str = "neutral",
+    ) -> Answer:
+        """A short answer (not found, an error, a refusal) in the same structure as a full one."""
+        return Answer(title=title, kind=kind, arg=arg, body=list(body), links=list(links), tone=tone)  # type: ignore[arg-type]
+
+
+def scope_text(change, entry: Entry | None, paragraph: int | None = None) -> str:  # type: ignore[no-untyped-def]
+    """Which text a change dates, when that is not plain from where it is shown.
+
+    Under one quoted paragraph (``paragraph`` given) a change of that paragraph needs no label, and one
+    dating the whole entry says so. In an entry shown in full, each change names its paragraph (1-based,
+    as a judge counts them). An entry of one paragraph needs no label at all.
+    """
+    if entry is None or len(entry.paragraphs) <= 1:
+        return ""
+    if is_ruling(entry) or entry.kind == "update":  # a ruling's or an update record's date is all of it
+        return ""
+    if change.paragraph is None:
+        return " (whole entry)"
+    if paragraph is not None and change.paragraph == paragraph:
+        return ""
+    return f" (paragraph {change.paragraph + 1})"
+
+
+def history_line(changes, entry: Entry | None = None, paragraph: int | None = None) -> str:  # type: ignore[no-untyped-def]
+    """``Added 2007-09-20 (paragraph 2) · Changed 2008-05-21: <note>``, oldest first, identical stamps merged.
+
+    With ``entry`` each change says which paragraph it dates (see ``scope_text``); the caller chooses the
+    changes, and must only pass the ones that date the text it shows.
+    """
+    seen: set[tuple[str, str | None, str | None, int | None]] = set()
+    parts: list[str] = []
+    for change in sorted(changes, key=lambda c: sort_date(c) or "9999"):  # undated last
+        key = (change.kind, change.date, change.note, change.paragraph if entry is not None else None)
+        if key in seen:
+            continue
+        seen.add(key)
+        text = f"{change.kind.capitalize()} {date_text(change)}{scope_text(change, entry, paragraph)}"
+        if change.note:
+            text += f": {change.note}"
+        parts.append(text)
+    return " · ".join(parts)
+
+
+def _whole(entry: Entry | None) -> tuple[int, ...] | None:
+    """Without an engine to ask: an entry of one paragraph is that paragraph; otherwise not clear."""
+    return (0,) if entry is not None and len(entry.paragraphs) == 1 else None
+
+
+def _paragraphs(entry: Entry, scope: tuple[int, ...] | None) -> str:
+    """"this" for an entry of one paragraph, "paragraph 2" / "paragraphs 2 and 3" for a scope, "this entry"
+    when the scope is not clear."""
+    if len(entry.paragraphs) <= 1:
+        return "this"
+    if scope is None:
+        return "this entry"
+    numbers = [str(k + 1) for k in scope]
+    if len(numbers) == 1:
+        return f"paragraph {numbers[0]}"
+    return "paragraphs " + ", ".join(numbers[:-1]) + f" and {numbers[-1]}"
+
+
+def _line_span(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def _rule_kind(entry: Entry) -> str:
+    """Link prefix for an entry that bears on another: a house ruling is not the format's rule."""
+    return "House ruling" if is_ruling(entry) else "Format rule"

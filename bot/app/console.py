@@ -1,0 +1,121 @@
+"""The console front end: the bot's slash commands typed at a prompt, answered as text.
+
+It goes through the same ``Judge`` and renderer as Discord, so a judge without a server (or
+a test) sees exactly the answers the bot would post.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from typing import TextIO
+
+from bot.app import commands
+from bot.app.answer import Answer
+from bot.app.judge import Judge, UserError
+from bot.app.renderers.text import render
+
+PROMPT = "l5r> "
+QUIT = frozenset({"quit", "exit", "q", ":q"})
+_OPTION = re.compile(r"(?:^|\s)(\w+):(\S*)")
+# ``private:`` is accepted by every command, as on Discord, and has no effect in a console.
+_ALWAYS = {"private"}
+
+
+class Console:
+    """Parses one command line (``/define target``, ``/changes since:2008-01-01``) into a Judge call; the
+    commands, their argument names and options all come from the registry (``bot.app.commands``)."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.commands = {c.name: c for c in commands.for_front("console")}
+
+    def answer(self, line: str) -> str:
+        """The text answer to one command line; bad input gives a one-line message, never a traceback."""
+        line = line.strip()
+        if not line:
+            return ""
+        first, _, rest = line.partition(" ")
+        name = first.lstrip("/").lower()
+        if name == "look" and rest.lower().startswith("up rules"):
+            name, rest = "ask", rest[len("up rules") :]
+        if name not in self.commands:
+            if first.startswith("/"):
+                return f"Unknown command {first}. Commands: " + ", ".join("/" + c for c in self.commands) + "."
+            name, rest = "ask", line  # a bare question is a question
+        command = self.commands[name]
+        # Which ``name:value`` options this command takes, as on Discord; in any other command the words are
+        # text ("/ask what does source: mean" keeps "source:").
+        accepted = command.option_names() | _ALWAYS
+
+        def take(match: re.Match[str]) -> str:
+            return " " if match.group(1).lower() in accepted else match.group(0)
+
+        options = {k.lower(): v for k, v in _OPTION.findall(rest) if k.lower() in accepted}
+        text = _OPTION.sub(take, rest).strip()
+        arg_name = command.argument
+        if arg_name and text.lower().startswith(arg_name + ":"):
+            text = text[len(arg_name) + 1 :].strip()
+        try:
+            return render(self.call(command, text, options))
+        except UserError as exc:
+            return f"Error: {exc}"  # the same message Discord shows
+
+    def call(self, command: commands.Command, text: str, options: dict[str, str]) -> Answer:
+        """The judge method the registry names, with the command's argument and options."""
+        method = getattr(self.judge, command.method or "")
+        if command.name == "help":
+            return method("console")
+        if command.options:
+            return method(*(options.get(o.name) for o in command.options))
+        return method(text) if command.argument else method()
+
+    def loop(self, stdin: TextIO, stdout: TextIO, interactive: bool) -> int:
+        """Read commands until ``quit`` or end of input; a prompt only when a person is typing."""
+        if interactive:
+            print("L5R rules judge console. Try /define target, /help, or quit.", file=stdout)
+        while True:
+            if interactive:
+                try:
+                    line = input(PROMPT)
+                except EOFError:
+                    print(file=stdout)
+                    return 0
+            else:
+                line = stdin.readline()
+                if not line:
+                    return 0
+            if line.strip().lower() in QUIT:
+                return 0
+            text = self.answer(line)
+            if text:
+                print(text + ("\n" if interactive else ""), file=stdout, flush=True)
+
+
+def run_console(judge: Judge, once: str | None = None) -> int:
+    """Ctrl-C and a closed output pipe (``| head``) end the console quietly, never with a traceback."""
+    console = Console(judge)
+    try:
+        if once is not None:
+            text = console.answer(once)
+            if not text:
+                print("Error: give a command, e.g. python -m bot ask \"/define target\"", file=sys.stderr)
+                return 2
+            print(text)
+            return 1 if text.startswith(("Error:", "Unknown command")) else 0
+        interactive = sys.stdin.isatty()
+        if interactive:
+            with contextlib.suppress(ImportError):
+                import readline  # noqa: F401  (line editing and history at the prompt)
+        return console.loop(sys.stdin, sys.stdout, interactive)
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):
+            print(file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away; point stdout at devnull so the interpreter's final flush is silent too.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

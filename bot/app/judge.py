@@ -1,0 +1,246 @@
+"""The judge's commands, Discord-free: engine query -> rendered ``Answer``.
+
+The cogs and the console both call these methods, so the two front ends cannot drift.
+Every answer can be rebuilt from its ``(kind, arg)`` (``Judge.rebuild``), which is what lets
+buttons carry their whole state in a custom id and keep working after a restart.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from datetime import date
+from importlib import metadata
+from typing import TYPE_CHECKING
+
+from bot.app import commands
+from bot.app.answer import Answer, Group, Line, code, runs, strong
+from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
+from bot.app.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
+from glossary.kinds import SOURCE_LABELS, is_ruling
+from glossary.model import Entry
+
+if TYPE_CHECKING:
+    from index.engine import Engine
+    from index.query.overlay import Overlay
+
+QUERY_LIMIT = 300  # characters of a question we search on (a quoted message can be long)
+
+
+class UserError(ValueError):
+    """Bad input from a user; the message (plain text, what they typed quoted in it) is shown to them."""
+
+
+def version() -> str:
+    """The installed package version, for /about ("unknown" when run from a source tree)."""
+    try:
+        return metadata.version("l5r-judge")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def parse_date(value: str | None, name: str, *, end: bool = False) -> str | None:
+    """Accept 2008-01-01, 2008-01 or 2008 (as the start, or with ``end`` the end, of that span)."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    m = re.fullmatch(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?", text)
+    if not m:
+        raise UserError(f"{name} must be a date like 2008-01-31 (or 2008-01, or 2008); got “{_short(text)}”.")
+    year, month, day = int(m[1]), int(m[2] or (12 if end else 1)), m[3]
+    try:
+        if day is None:
+            first_next = date(year + (month == 12), month % 12 + 1, 1)
+            parsed = date.fromordinal(first_next.toordinal() - 1) if end else date(year, month, 1)
+        else:
+            parsed = date(year, month, int(day))
+    except ValueError:
+        raise UserError(f"{name}: {_short(text)} is not a real date.") from None
+    return parsed.isoformat()
+
+
+def parse_source(value: str | None) -> str | None:
+    """A source key from its key or its label (the console types either; Discord sends the key)."""
+    if value is None or not value.strip():
+        return None
+    key = value.strip().lower()
+    for source, label in SOURCE_LABELS.items():
+        if key in (source, label.lower()):
+            return source
+    raise UserError(f"source must be one of: {', '.join(SOURCE_LABELS)}; got “{_short(value.strip())}”.")
+
+
+class Judge:
+    """The commands over one Engine, for the life of the process: ``Engine.reload`` swaps the rebuilt
+    index in place, so nothing here is recreated on /reload.
+
+    ``scoped(overlay)`` gives the same commands for one server: its own rulings (``index.query.overlay``)
+    merged into every answer; ``notice`` is a line its next answer opens with (e.g. rulings unavailable).
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        rulebook_url: str | None = None,
+        overlay: Overlay | None = None,
+        notice: str | None = None,
+    ) -> None:
+        self.engine = engine
+        self.rulebook_url = rulebook_url
+        self.overlay = overlay
+        self.notice = notice
+        rulings = overlay.applying_to if overlay is not None else None
+        self.composer = Composer(
+            self.lookup, rulebook_url, children=engine.children, rulings=rulings, scope=engine.scope
+        )
+
+    def scoped(self, overlay: Overlay | None, notice: str | None = None) -> Judge:
+        """These commands as one server sees them (cheap: shares the engine)."""
+        if overlay is None and notice is None:
+            return self
+        return Judge(self.engine, self.rulebook_url, overlay, notice)
+
+    def run(self, make: Callable[[Judge], Answer]) -> Answer:
+        """``make(self)``, opened with this judge's notice when there is one."""
+        answer = make(self)
+        return answer.with_notice(self.notice) if self.notice else answer
+
+    def lookup(self, entry_id: str) -> Entry | None:
+        return self.engine.get(entry_id, self.overlay)
+
+    # -- commands -------------------------------------------------------------------------------
+
+    def define(self, term: str) -> Answer:
+        term = _clean(term, "term")
+        exact = self.lookup(term)  # autocomplete sends entry ids
+        if exact is not None:
+            return self.composer.entry(exact)
+        return self.composer.define(term, self.engine.define(term, overlay=self.overlay))
+
+    def open(self, entry_id: str) -> Answer:
+        entry = self.lookup(entry_id)
+        if entry is None:
+            return self.composer.message(
+                "Entry not found",
+                [Line(runs(f"No entry “{echo(entry_id)}” in the loaded rules (was it renamed?)."))],
+                kind=ENTRY,
+                arg=entry_id,
+            )
+        return self.composer.entry(entry)
+
+    def ask(self, question: str) -> Answer:
+        question = _clean(question, "question")[:QUERY_LIMIT]
+        hits = self.engine.search(question, limit=ASK_LIMIT, overlay=self.overlay)
+        # Nothing close: say so, and offer the nearest terms rather than a list of noise.
+        near = self.engine.nearest_terms(question, limit=NEAR_LIMIT) if not hits else []
+        return self.composer.ask(question, hits, near)
+
+    def rule(self, ref: str) -> Answer:
+        ref = _clean(ref, "section")
+        exact = self.engine.get(ref)
+        if exact is not None:
+            return self.composer.entry(exact, kind=RULE, arg=ref)
+        hits = self.engine.section(ref)
+        return self.composer.rule(ref, hits, [] if hits else self.engine.section_family(ref))
+
+    def changes(self, since: str | None = None, until: str | None = None, source: str | None = None) -> Answer:
+        since_iso = parse_date(since, "since")
+        until_iso = parse_date(until, "until", end=True)
+        if since_iso and until_iso and since_iso > until_iso:
+            raise UserError(f"since ({since_iso}) is after until ({until_iso}).")
+        source_key = parse_source(source)
+        records = self.engine.changes(since=since_iso, until=until_iso, source=source_key, overlay=self.overlay)
+        return self.composer.changes(records, since_iso, until_iso, source_key)
+
+    def banned(self, card: str | None = None) -> Answer:
+        """One card's legality, or with no card the whole banned list."""
+        if not (card or "").strip():
+            return self.composer.banned_list(self.engine.banned_list())
+        card = _clean(card, "card")
+        picked = self.engine.get(card)  # autocomplete sends the banned record's id
+        if picked is not None and picked.kind == "banned":
+            card = picked.title
+        return self.composer.banned(self.engine.banned(card))
+
+    def about(self) -> Answer:
+        corpus = self.engine.corpus
+        stats = self.engine.stats()
+        by_source = Counter(e.source for e in corpus.entries)
+        lines = [Line(runs(strong("Version"), f" {version()}"))]
+        lines.append(Line(runs(strong("Entries"), f" {len(corpus.entries)}")))
+        lines += [Line(runs(f"- {SOURCE_LABELS.get(s, s)}: {n}")) for s, n in sorted(by_source.items())]
+        if self.overlay is not None:
+            lines.append(Line(runs(f"- This server's rulings: {len(self.overlay)}")))
+        lines.append(Line(runs(strong(f"Source files ({len(corpus.files)})"))))
+        lines += [Line(runs(f"- {f}")) for f in corpus.files]
+        built = stats.get("built_at")
+        seconds = stats.get("build_seconds")
+        if built:
+            took = f" in {float(seconds):.2f} s" if seconds is not None else ""
+            lines.append(Line(runs(strong("Index built"), f" {built}{took}")))
+        if corpus.errors:
+            lines.append(Line(runs(strong("Files that failed to load"), f" {len(corpus.errors)}")))
+            lines += [Line(runs(f"- {e}")) for e in corpus.errors[:5]]
+        if corpus.anomalies:
+            lines.append(Line(runs(strong("Anomalies noted"), f" {len(corpus.anomalies)} (see ",
+                                   code("python -m glossary lint"), ")")))
+        return self.composer.message("About the L5R rules judge", [Group(lines)], kind=ABOUT)  # type: ignore[list-item]
+
+    def help(self, front: str = "discord") -> Answer:
+        """The commands ``front`` offers, from the registry: what the console accepts, or what Discord has."""
+        blocks: list[Line] = []
+        for cmd in commands.for_front(front):
+            parts: list[object] = [strong(cmd.synopsis), f" — {cmd.help}"]
+            if cmd.example:
+                parts += ["\n", code(cmd.example)]
+            blocks.append(Line(runs(*parts)))  # type: ignore[arg-type]
+        if front == "discord":
+            blocks.append(Line(runs(
+                "Every lookup takes ", code("private:True"), " to answer only you; a private answer has a ",
+                strong("Post in channel"), " button. Buttons open cross-references and page through results.",
+            )))
+        else:
+            blocks.append(Line(runs(
+                "A line without a command is asked as a question. Answers list the entries they can open as ",
+                code("/open id"), "; ", code("quit"), " ends the console.",
+            )))
+        if any(is_ruling(e) for e in self.engine.corpus.entries):
+            blocks.append(Line(runs(
+                "This server's ", strong("house rulings"), " are shown with the entries they apply to, labelled ",
+                strong("House ruling"), " with the judge and date; ", code("/changes"),
+                " with source House rulings lists them.",
+            )))
+        title = "L5R rules judge — commands" + (" (console)" if front == "console" else "")
+        return self.composer.message(title, blocks, kind=HELP, arg="" if front == "discord" else front)
+
+    def rebuild(self, kind: str, arg: str) -> Answer:
+        """Recreate the answer a button refers to from its ``(kind, arg)`` (the registry's answer letters)."""
+        cmd = BY_LETTER.get(kind)
+        if cmd is None or cmd.method is None:
+            raise UserError("That button is not one this bot understands.")
+        method = getattr(self, cmd.method)
+        if kind == CHANGES:
+            since, until, source = (arg.split("|") + ["", "", ""])[:3]
+            return method(since or None, until or None, source or None)
+        if kind == HELP:
+            return method(arg or "discord")
+        if kind == ABOUT:
+            return method()
+        return method(arg)
+
+
+def _short(text: str, limit: int = 100) -> str:
+    """What a user typed, echoed in an error message: bidi controls dropped, at most ``limit`` characters."""
+    text = echo(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _clean(text: str, name: str) -> str:
+    """Collapse whitespace and drop control characters (a pasted NUL or escape code is never meant)."""
+    printable = "".join(ch if unicodedata.category(ch) != "Cc" else " " for ch in (text or ""))
+    cleaned = " ".join(printable.split())
+    if not cleaned:
+        raise UserError(f"Please give a {name}.")
+    return cleaned

@@ -1,0 +1,89 @@
+"""The plain-text renderer: an ``Answer`` for the console and the command-line tools.
+
+Rule text is printed exactly as the source has it (no escaping, so nothing to undo), quoted texts under a
+"> " margin, labels and values as written. Nothing is clipped or paged: a terminal scrolls, and a judge
+reading at a table wants the whole text. The question's words are not marked (the text stays verbatim).
+"""
+
+from __future__ import annotations
+
+from bot.app.answer import Answer, Block, Citation, Dates, Group, Inline, Line, Link, Note, Quote, Relation
+from bot.app.compose import history_line
+from index.results import citation as citation_words
+
+
+def inline(parts: Inline) -> str:
+    out = []
+    for run in parts:
+        out.append(f"{run.text} <{run.href}>" if run.href else run.text)
+    return "".join(out)
+
+
+def quoted(text: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in text.split("\n"))
+
+
+def citation_text(c: Citation) -> str:
+    links = [f"{label} <{url}>" for label, url in c.links]
+    return " · ".join([citation_words(c.entry, c.paragraph), *links])
+
+
+def lines_of(block: Block) -> list[str]:
+    """A block as paragraphs of text."""
+    if isinstance(block, Line):
+        return [inline(block.parts)]
+    if isinstance(block, Note):
+        return [inline(block.parts)]
+    if isinstance(block, Quote):
+        return [block.text if block.inline else quoted(block.text)]
+    if isinstance(block, Citation):
+        return [("— " if block.role == "dash" else "") + citation_text(block)]
+    if isinstance(block, Dates):
+        text = history_line(block.changes, block.entry, block.paragraph)
+        return [("— " if block.role == "dash" else "") + text] if text else []
+    if isinstance(block, Relation):
+        lines = [inline(block.heading)]
+        if block.quote is not None:
+            lines.append(quoted(block.quote.text))
+        if block.citation is not None:
+            lines.append(("— " if block.role == "entry" else "") + citation_text(block.citation))
+        if block.dates is not None and block.dates.changes:
+            lines.append("— " + history_line(block.dates.changes, block.dates.entry))
+        return ["\n".join(lines)]
+    if isinstance(block, Group):
+        return ["\n".join(line for child in block.blocks for line in lines_of(child))]
+    raise TypeError(f"unknown block {type(block).__name__}")
+
+
+def _unique(links: list[Link]) -> list[Link]:
+    seen: set[str] = set()
+    return [ln for ln in links if not (ln.entry_id in seen or seen.add(ln.entry_id))]  # type: ignore[func-returns-value]
+
+
+def render(answer: Answer) -> str:
+    """The whole answer as text: title, body (or every item, numbered as the answer numbers them), facts,
+    the entries it can open (``/open id``) and its footer."""
+    title = " ".join(answer.title.split())
+    out = [title, "=" * min(len(title), 78)]
+    if answer.url:
+        out.append(answer.url)
+    if answer.notice is not None:
+        out.append(inline(answer.notice.parts))
+    links = list(answer.links)
+    if answer.items:
+        separator = "\n" if answer.compact else "\n\n"
+        rows = []
+        for item in answer.items:
+            rows.append("\n".join(line for b in item.blocks for line in lines_of(b)))
+            links += item.links
+        out.append(separator.join(rows))
+    else:
+        out.append("\n\n".join(line for b in answer.body for line in lines_of(b)))
+    for fact in answer.facts:
+        out.append(f"{fact.name}: " + "\n".join(line for b in fact.blocks for line in lines_of(b)))
+    unique = _unique(links)
+    if unique:
+        out.append("Open: " + "; ".join(f"{' '.join(ln.label.split())} (/open {ln.entry_id})" for ln in unique))
+    if answer.footer:
+        out.append(f"[{answer.footer}]")
+    return "\n".join(out)

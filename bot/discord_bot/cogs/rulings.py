@@ -1,0 +1,598 @@
+"""/ruling: a server's judges record, edit, retire and import rulings; everyone in it reads them.
+
+Who may write is checked here, on every write (including each modal submission), from the member the
+interaction carries: Manage Server, or the role the server chose with ``/ruling config judge-role``.
+``default_member_permissions`` is not relied on (a server can change it).
+
+Forms (modals) carry their whole state in their custom id (``l5r:rm:a`` to add,
+``l5r:rm:e:<ruling>:<version>`` to edit) and their submissions are handled from the raw interaction,
+so a form opened before a restart still saves. A draft that cannot be saved (a problem in it, an edit
+conflict, the database down) is handed back: attached as Markdown, and behind a button that reopens
+the form with it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.app.renderers.discord_markdown import NEUTRAL_COLOUR, escape, render, shorten
+from bot.discord_bot.client import scope_of
+from bot.discord_bot.replies import answer_embed, send_error
+from bot.rulings import markdown, present
+from bot.rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
+from bot.rulings.service import Unavailable
+from glossary.model import slugify
+
+if TYPE_CHECKING:
+    from bot.discord_bot.client import JudgeBot
+    from bot.rulings.service import RulingsService
+
+log = logging.getLogger("bot.rulings")
+
+MODAL_PREFIX = "l5r:rm:"
+REOPEN_PREFIX = "l5r:rd:"
+DOWN = "The rulings database is unreachable right now, so nothing was changed. Please try again in a minute."
+NO_DM = "Rulings belong to a server: use this command in a server's channel."
+NOT_JUDGE = (
+    "Only this server's judges can change its rulings: members with the judge role "
+    "(`/ruling config judge-role`) or the Manage Server permission."
+)
+NOT_ADMIN = "Only members with the Manage Server permission can change this server's ruling settings."
+NONE = discord.AllowedMentions.none()
+
+
+class RulingError(app_commands.CheckFailure):
+    """Refused, with a reason shown to the user as is (ephemeral; the tree's error handler sends it)."""
+
+
+@dataclass
+class _Form:
+    """A form's content, to reopen it after a problem (kept in memory; the attached file survives restarts)."""
+
+    ruling_id: int | None
+    version: int | None
+    title: str
+    text: str
+    applies: str
+    event: str
+
+
+class _Drafts:
+    """Recent drafts handed back to their judge, by token (a small LRU)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self.items: OrderedDict[str, _Form] = OrderedDict()
+
+    def keep(self, form: _Form) -> str:
+        token = secrets.token_urlsafe(9)
+        self.items[token] = form
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return token
+
+    def get(self, token: str) -> _Form | None:
+        return self.items.get(token)
+
+
+def _service(interaction: discord.Interaction) -> RulingsService:
+    service = interaction.client.rulings  # type: ignore[attr-defined]
+    if service is None:
+        raise RulingError("Rulings are not available in this bot.")
+    return service
+
+
+def _scope(interaction: discord.Interaction) -> str:
+    if interaction.guild_id is None:
+        raise RulingError(NO_DM)
+    return scope_of(interaction.guild_id)
+
+
+def _author(interaction: discord.Interaction) -> Author:
+    user = interaction.user
+    return Author(str(user.id), getattr(user, "display_name", None) or user.name)
+
+
+def _role_ids(member: discord.abc.User) -> set[str]:
+    """The member's role ids as Discord sent them with the interaction (no member cache needed)."""
+    raw = getattr(member, "_roles", None)
+    if raw is not None:
+        return {str(r) for r in raw}
+    return {str(r.id) for r in getattr(member, "roles", [])}
+
+
+def is_admin(interaction: discord.Interaction) -> bool:
+    perms = interaction.permissions
+    return interaction.guild_id is not None and (perms.manage_guild or perms.administrator)
+
+
+def is_judge(interaction: discord.Interaction, config: ScopeConfig) -> bool:
+    if is_admin(interaction):
+        return True
+    return bool(config.judge_role_id) and config.judge_role_id in _role_ids(interaction.user)
+
+
+async def _config(interaction: discord.Interaction) -> ScopeConfig:
+    try:
+        return await _service(interaction).config(_scope(interaction))
+    except Unavailable:
+        raise RulingError(DOWN) from None
+
+
+async def _require_judge(interaction: discord.Interaction) -> ScopeConfig:
+    config = await _config(interaction)
+    if not is_judge(interaction, config):
+        raise RulingError(NOT_JUDGE)
+    return config
+
+
+def _ruling_number(value: str) -> int:
+    match = re.fullmatch(r"\s*#?\s*(\d{1,12})\s*", value or "")
+    if not match:
+        raise RulingError("Pick a ruling from the list (or give its number, e.g. `12`).")
+    return int(match[1])
+
+
+class RulingModal(discord.ui.Modal):
+    """The add/edit form; its submission is handled by ``Rulings.on_modal`` from the raw interaction."""
+
+    def __init__(self, custom_id: str, heading: str, form: _Form) -> None:
+        super().__init__(title=heading[:45], custom_id=custom_id, timeout=None)
+        fields = [
+            ("Title", "One line: what the ruling is about", "title", form.title, discord.TextStyle.short,
+             markdown.TITLE_MAX, True),
+            ("Ruling", "Markdown; quoted exactly as written", "text", form.text, discord.TextStyle.paragraph,
+             markdown.TEXT_MAX, True),
+            ("Applies to", "Entry names, separated by commas", "applies", form.applies, discord.TextStyle.short,
+             400, False),
+            ("Event (optional)", "e.g. Kotei 2026", "event", form.event, discord.TextStyle.short,
+             markdown.EVENT_MAX, False),
+        ]  # fmt: skip
+        for label, description, cid, default, style, limit, required in fields:
+            text_input: discord.ui.TextInput[Any] = discord.ui.TextInput(
+                custom_id=cid, style=style, default=default or None, max_length=limit, required=required
+            )
+            self.add_item(discord.ui.Label(text=label, description=description, component=text_input))
+        self.stop()  # never kept in discord.py's store: submissions come through on_interaction
+
+
+def modal_values(data: dict[str, Any]) -> dict[str, str]:
+    """custom_id -> value from a modal submission (labels or legacy action rows)."""
+    values: dict[str, str] = {}
+
+    def walk(components: list[dict[str, Any]]) -> None:
+        for comp in components:
+            if "component" in comp:
+                walk([comp["component"]])
+            if comp.get("components"):
+                walk(comp["components"])
+            if comp.get("custom_id") is not None and "value" in comp:
+                values[comp["custom_id"]] = comp.get("value") or ""
+
+    walk(data.get("components") or [])
+    return values
+
+
+class Rulings(commands.Cog):
+    ruling = app_commands.Group(
+        name="ruling", description="This server's own rulings", guild_only=True
+    )
+    config = app_commands.Group(name="config", description="Who may record rulings, and where changes are logged",
+                                parent=ruling)  # fmt: skip
+
+    def __init__(self, bot: JudgeBot) -> None:
+        self.bot = bot
+        self.drafts = _Drafts()
+
+    # -- loading -----------------------------------------------------------------------------------
+    @commands.Cog.listener()
+    async def on_guild_available(self, guild: discord.Guild) -> None:
+        if self.bot.rulings is not None:
+            self.bot.rulings.want(scope_of(guild.id))
+
+    # -- autocomplete ------------------------------------------------------------------------------
+    async def _pick(self, interaction: discord.Interaction, current: str, *, retired: bool | None):
+        """Rulings of this server for a ``ruling`` option: active ones from memory, else from the database."""
+        if interaction.guild_id is None or self.bot.rulings is None:
+            return []
+        scope = scope_of(interaction.guild_id)
+        try:
+            found = await self.bot.rulings.list(scope, include_retired=retired is not False)
+        except Unavailable:
+            return []
+        if retired:
+            found = [r for r in found if not r.active]
+        key = (current or "").strip().lstrip("#").lower()
+        picked = [r for r in found if not key or key in r.title.lower() or key == str(r.id)]
+        return [
+            app_commands.Choice(name=shorten(f"#{r.id} {r.title}" + ("" if r.active else " (retired)"), 100),
+                                value=str(r.id))
+            for r in picked[:25]
+        ]  # fmt: skip
+
+    async def pick_active(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return await self._pick(interaction, current, retired=False)
+
+    async def pick_any(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return await self._pick(interaction, current, retired=None)
+
+    async def pick_retired(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return await self._pick(interaction, current, retired=True)
+
+    async def pick_entry(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """Rule entries (not rulings) for "applies to"."""
+        from bot.discord_bot.cogs import completer
+
+        choices = await completer("complete")(interaction, current)
+        return [c for c in choices if not c.value.startswith("house:#")]
+
+    async def pick_event(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        if interaction.guild_id is None or self.bot.rulings is None:
+            return []
+        try:
+            events = await self.bot.rulings.events(scope_of(interaction.guild_id))
+        except Unavailable:
+            return []
+        key = (current or "").lower()
+        return [app_commands.Choice(name=e[:100], value=e[:100]) for e in events if key in e.lower()][:25]
+
+    # -- writing: forms ----------------------------------------------------------------------------
+    @ruling.command(name="add", description="Record a new ruling for this server (judges)")
+    @app_commands.describe(applies_to="The rule it applies to (you can add more in the form)", event="Event name")
+    @app_commands.autocomplete(applies_to=pick_entry, event=pick_event)
+    async def add(
+        self,
+        interaction: discord.Interaction,
+        applies_to: app_commands.Range[str, 1, 200] | None = None,
+        event: app_commands.Range[str, 1, 100] | None = None,
+    ) -> None:
+        await _require_judge(interaction)
+        service = _service(interaction)
+        applies = ""
+        if applies_to:
+            ids = service.resolver.resolve(applies_to)
+            applies = service.resolver.label(ids[0]) if len(ids) == 1 else applies_to
+        form = _Form(None, None, "", "", applies, event or "")
+        await interaction.response.send_modal(RulingModal(f"{MODAL_PREFIX}a", "New ruling", form))
+
+    @ruling.command(name="edit", description="Change one of this server's rulings (judges)")
+    @app_commands.describe(ruling="The ruling to edit")
+    @app_commands.autocomplete(ruling=pick_active)
+    async def edit(self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120]) -> None:
+        await _require_judge(interaction)
+        current = await self._get(interaction, _ruling_number(ruling))
+        await interaction.response.send_modal(self._edit_modal(current, self._form_of(interaction, current)))
+
+    def _form_of(self, interaction: discord.Interaction, ruling: Ruling) -> _Form:
+        service = _service(interaction)
+        applies = markdown.applies_line(ruling.applies_to, service.resolver)
+        return _Form(ruling.id, ruling.version, ruling.title, ruling.text, applies, ruling.event or "")
+
+    @staticmethod
+    def _edit_modal(ruling: Ruling, form: _Form) -> RulingModal:
+        return RulingModal(f"{MODAL_PREFIX}e:{ruling.id}:{ruling.version}", f"Edit ruling #{ruling.id}", form)
+
+    async def _get(self, interaction: discord.Interaction, ruling_id: int) -> Ruling:
+        try:
+            found = await _service(interaction).get(_scope(interaction), ruling_id)
+        except Unavailable:
+            raise RulingError(DOWN) from None
+        if found is None:
+            raise RulingError(f"This server has no ruling #{ruling_id}.")
+        return found
+
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """Form submissions and "reopen the form" buttons (not tied to any in-memory view)."""
+        data: dict[str, Any] = interaction.data or {}  # type: ignore[assignment]
+        custom_id = str(data.get("custom_id") or "")
+        try:
+            if interaction.type is discord.InteractionType.modal_submit and custom_id.startswith(MODAL_PREFIX):
+                await self.on_modal(interaction, custom_id.removeprefix(MODAL_PREFIX), modal_values(data))
+            elif interaction.type is discord.InteractionType.component and custom_id.startswith(REOPEN_PREFIX):
+                await self.on_reopen(interaction, custom_id.removeprefix(REOPEN_PREFIX))
+        except RulingError as exc:
+            await send_error(interaction, str(exc))
+        except Exception:
+            log.exception("ruling form %s failed", custom_id)
+            await send_error(interaction, "Sorry, something went wrong with that form. The error has been logged.")
+
+    async def on_reopen(self, interaction: discord.Interaction, token: str) -> None:
+        form = self.drafts.get(token)
+        if form is None:
+            raise RulingError("This draft is no longer in memory (the bot restarted); it is in the attached file.")
+        await _require_judge(interaction)
+        if form.ruling_id is None:
+            modal = RulingModal(f"{MODAL_PREFIX}a", "New ruling", form)
+        else:
+            current = await self._get(interaction, form.ruling_id)
+            modal = self._edit_modal(current, form)  # on top of the version that is current now
+        await interaction.response.send_modal(modal)
+
+    async def on_modal(self, interaction: discord.Interaction, state: str, values: dict[str, str]) -> None:
+        ruling_id = version = None
+        if state.startswith("e:"):
+            _e, rid, ver = state.split(":")
+            ruling_id, version = int(rid), int(ver)
+        form = _Form(ruling_id, version, values.get("title", ""), values.get("text", ""),
+                     values.get("applies", ""), values.get("event", ""))  # fmt: skip
+        try:  # checked again at submission: the role may have gone, and the database may be down now
+            config = await _require_judge(interaction)
+        except RulingError as refused:
+            await self._hand_back(interaction, form, str(refused))
+            return
+        service = _service(interaction)
+        scope = _scope(interaction)
+        draft, problems = markdown.check_draft(form.title, form.text, form.event, form.applies, service.resolver)
+        if problems:
+            await self._hand_back(interaction, form, "Nothing was saved:\n" + present.problems_text(problems))
+            return
+        author = _author(interaction)
+        try:
+            if ruling_id is None:
+                saved = await service.add(scope, draft, author)
+                action = "add"
+            else:
+                saved = await service.edit(scope, ruling_id, version or 0, draft, author)
+                action = "edit"
+        except Unavailable:
+            await self._hand_back(interaction, form, DOWN)
+            return
+        except NotFound:
+            await self._hand_back(interaction, form, f"This server has no ruling #{ruling_id} any more.")
+            return
+        except Conflict as conflict:
+            await self._conflict(interaction, form, conflict.current)
+            return
+        verb = "Saved" if action == "add" else "Updated"
+        note = f"{verb} ruling #{saved.id} (version {saved.version}); it is in this server's answers now."
+        await self._reply_with_ruling(interaction, note, saved)
+        await self._audit(interaction, config, present.audit_line(author.name, action, saved))
+
+    async def _hand_back(self, interaction: discord.Interaction, form: _Form, message: str) -> None:
+        """Nothing lost: the draft as a Markdown file, and a button reopening the form with it."""
+        token = self.drafts.keep(form)
+        view = discord.ui.View(timeout=None)
+        view.add_item(discord.ui.Button(label="Reopen the form with my text", custom_id=REOPEN_PREFIX + token,
+                                        style=discord.ButtonStyle.primary))  # fmt: skip
+        await interaction.response.send_message(
+            shorten(message, 1900) + "\nYour draft is attached.",
+            file=self._draft_file(form),
+            view=view,
+            ephemeral=True,
+            allowed_mentions=NONE,
+        )
+
+    def _draft_file(self, form: _Form) -> discord.File:
+        text = markdown.ruling_markdown(markdown.clean_line(form.title) or "Untitled", markdown.clean_text(form.text),
+                                        event=markdown.clean_line(form.event) or None)  # fmt: skip
+        if form.applies.strip():
+            text = text.replace("\n\n", f"\nApplies to: {markdown.clean_line(form.applies)}\n\n", 1)
+        return discord.File(io.BytesIO(text.encode("utf-8")), filename="my-draft.md")
+
+    async def _conflict(self, interaction: discord.Interaction, form: _Form, current: Ruling) -> None:
+        token = self.drafts.keep(form)
+        when = current.updated_at.strftime("%Y-%m-%d %H:%M UTC")
+        message = (
+            f"**Not saved: ruling #{current.id} changed while you were editing it** (now version "
+            f"{current.version}, {when}). Your draft is attached and nothing was lost. The current text is "
+            "below; to apply your change on top of it, reopen the form."
+        )
+        view = discord.ui.View(timeout=None)
+        button = discord.ui.Button(
+            label="Edit the current version with my text",
+            custom_id=REOPEN_PREFIX + token,
+            style=discord.ButtonStyle.primary,
+        )
+        view.add_item(button)
+        embed = self._ruling_embed(interaction, current)
+        await interaction.response.send_message(
+            message, embed=embed, file=self._draft_file(form), view=view, ephemeral=True, allowed_mentions=NONE
+        )
+
+    def _ruling_embed(self, interaction: discord.Interaction, ruling: Ruling) -> discord.Embed:
+        """The ruling as answers show it (the server's overlay is current after a write)."""
+        judge = self.bot.judge.scoped(_service(interaction).overlay(_scope(interaction)))
+        entry = markdown.ruling_entry(ruling, _service(interaction).resolver)
+        return answer_embed(render(judge.composer.entry(entry)))
+
+    async def _reply_with_ruling(self, interaction: discord.Interaction, note: str, ruling: Ruling) -> None:
+        await interaction.response.send_message(
+            note, embed=self._ruling_embed(interaction, ruling), ephemeral=True, allowed_mentions=NONE
+        )
+
+    async def _audit(self, interaction: discord.Interaction, config: ScopeConfig, line: str) -> None:
+        if not config.audit_channel_id:
+            return
+        try:
+            channel = self.bot.get_partial_messageable(int(config.audit_channel_id), guild_id=interaction.guild_id)
+            await channel.send(line, allowed_mentions=NONE)
+        except (discord.HTTPException, ValueError):
+            log.warning("could not post to the audit channel %s", config.audit_channel_id, exc_info=True)
+            await interaction.followup.send(
+                "(The change is saved, but it could not be posted to the audit channel: check the bot's access "
+                "to it.)",
+                ephemeral=True,
+            )
+
+    # -- writing: one-step commands ------------------------------------------------------------------
+    @ruling.command(name="retire", description="Hide a ruling from answers; its history is kept (judges)")
+    @app_commands.describe(ruling="The ruling to retire", reason="Why (kept in its history)")
+    @app_commands.autocomplete(ruling=pick_active)
+    async def retire(
+        self,
+        interaction: discord.Interaction,
+        ruling: app_commands.Range[str, 1, 120],
+        reason: app_commands.Range[str, 1, 300] | None = None,
+    ) -> None:
+        config = await _require_judge(interaction)
+        current = await self._get(interaction, _ruling_number(ruling))
+        if not current.active:
+            raise RulingError(f"Ruling #{current.id} is already retired.")
+        try:
+            saved = await _service(interaction).retire(_scope(interaction), current.id, _author(interaction), reason)
+        except Unavailable:
+            raise RulingError(DOWN) from None
+        await interaction.response.send_message(
+            f"Retired ruling #{saved.id} **{escape(saved.title)}**: answers no longer show it; "
+            f"`/ruling history ruling:{saved.id}` keeps every version, and `/ruling restore` brings it back.",
+            ephemeral=True,
+            allowed_mentions=NONE,
+        )
+        await self._audit(interaction, config, present.audit_line(_author(interaction).name, "retire", saved, reason))
+
+    @ruling.command(name="restore", description="Bring a retired ruling back into answers (judges)")
+    @app_commands.describe(ruling="The retired ruling")
+    @app_commands.autocomplete(ruling=pick_retired)
+    async def restore(self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120]) -> None:
+        config = await _require_judge(interaction)
+        current = await self._get(interaction, _ruling_number(ruling))
+        if current.active:
+            raise RulingError(f"Ruling #{current.id} is not retired.")
+        try:
+            saved = await _service(interaction).restore(_scope(interaction), current.id, _author(interaction))
+        except Unavailable:
+            raise RulingError(DOWN) from None
+        await self._reply_with_ruling(interaction, f"Restored ruling #{saved.id}.", saved)
+        await self._audit(interaction, config, present.audit_line(_author(interaction).name, "restore", saved))
+
+    @ruling.command(name="import", description="Add or update rulings from a house-rulings Markdown file (judges)")
+    @app_commands.describe(file="A .md file in the house-rulings format (as /ruling export writes)")
+    async def import_(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
+        config = await _require_judge(interaction)
+        service = _service(interaction)
+        if file.size > markdown.IMPORT_MAX_BYTES:
+            raise RulingError(f"That file is {file.size:,} bytes; at most {markdown.IMPORT_MAX_BYTES:,}.")
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            data = await file.read()
+        except discord.HTTPException:
+            await interaction.followup.send("The attached file could not be downloaded; try again.", ephemeral=True)
+            return
+        drafts, problems = markdown.parse_import(data, file.filename, service.resolver)
+        if problems:
+            text = (
+                f"Nothing was imported: **{escape(file.filename)}** has {len(problems)} "
+                f"problem{'s' if len(problems) != 1 else ''}:\n{present.problems_text(problems)}"
+            )
+            extra: dict[str, Any] = {}
+            if len(problems) > 25:
+                report = "\n".join(f"{file.filename}:{p.line or '-'}: {p.message}" for p in problems)
+                extra["file"] = discord.File(io.BytesIO(report.encode()), filename="import-problems.txt")
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NONE, **extra)
+            return
+        try:
+            result = await service.import_drafts(_scope(interaction), drafts, _author(interaction))
+        except Unavailable:
+            await interaction.followup.send(DOWN, ephemeral=True)
+            return
+        await interaction.followup.send(present.import_text(file.filename, result), ephemeral=True,
+                                        allowed_mentions=NONE)  # fmt: skip
+        who = _author(interaction).name
+        for ruling in [*result.added, *result.updated]:
+            await self._audit(interaction, config, present.audit_line(who, "import", ruling))
+
+    # -- reading -------------------------------------------------------------------------------------
+    def _name_of(self, interaction: discord.Interaction):  # type: ignore[no-untyped-def]
+        engine = self.bot.judge.engine
+        return lambda entry_id: (engine.get(entry_id).title if engine.get(entry_id) else entry_id)
+
+    @ruling.command(name="list", description="This server's rulings (optionally for one event)")
+    @app_commands.describe(event="Only rulings made for this event", private="Only you see the list")
+    @app_commands.autocomplete(event=pick_event)
+    async def list_(
+        self,
+        interaction: discord.Interaction,
+        event: app_commands.Range[str, 1, 100] | None = None,
+        private: bool = False,
+    ) -> None:
+        try:
+            found = await _service(interaction).list(_scope(interaction), event=event)
+        except Unavailable:
+            raise RulingError(DOWN.replace("so nothing was changed", "so the list cannot be read")) from None
+        title = "This server's rulings" + (f" — {escape(event)}" if event else "")
+        embed = discord.Embed(title=shorten(title, 256), colour=NEUTRAL_COLOUR,
+                              description=present.list_text(found, self._name_of(interaction), event))  # fmt: skip
+        embed.set_footer(text=f"{len(found)} ruling{'s' if len(found) != 1 else ''} · /ruling history for versions")
+        await interaction.response.send_message(embed=embed, ephemeral=private, allowed_mentions=NONE)
+
+    @ruling.command(name="history", description="Every version of one of this server's rulings")
+    @app_commands.describe(ruling="The ruling", private="Only you see it")
+    @app_commands.autocomplete(ruling=pick_any)
+    async def history(
+        self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120], private: bool = False
+    ) -> None:
+        ruling_id = _ruling_number(ruling)
+        try:
+            versions = await _service(interaction).history(_scope(interaction), ruling_id)
+        except NotFound:
+            raise RulingError(f"This server has no ruling #{ruling_id}.") from None
+        except Unavailable:
+            raise RulingError(DOWN.replace("so nothing was changed", "so the history cannot be read")) from None
+        latest = versions[-1]
+        title = f"History of ruling #{ruling_id}: {escape(latest.title)}"
+        embed = discord.Embed(title=shorten(title, 256), description=present.history_text(versions),
+                              colour=NEUTRAL_COLOUR)  # fmt: skip
+        status = "retired (hidden from answers)" if latest.status != "active" else "active"
+        embed.set_footer(text=f"{len(versions)} version{'s' if len(versions) != 1 else ''} · now {status}")
+        await interaction.response.send_message(embed=embed, ephemeral=private, allowed_mentions=NONE)
+
+    @ruling.command(name="export", description="This server's rulings as a house-rulings Markdown file")
+    async def export(self, interaction: discord.Interaction) -> None:
+        service = _service(interaction)
+        try:
+            found = await service.list(_scope(interaction))
+        except Unavailable:
+            raise RulingError(DOWN.replace("so nothing was changed", "so nothing can be exported")) from None
+        guild = interaction.guild.name if interaction.guild and interaction.guild.name else "Server"
+        text = markdown.export_markdown(found, service.resolver, f"{guild} rulings")
+        name = f"rulings-{slugify(guild)[:40]}.md"
+        await interaction.response.send_message(
+            f"{len(found)} ruling{'s' if len(found) != 1 else ''} in the house-rulings format "
+            "(`/ruling import` reads it back; so does L5R_HOUSE_RULINGS).",
+            file=discord.File(io.BytesIO(text.encode("utf-8")), filename=name),
+            ephemeral=True,
+        )
+
+    # -- settings ------------------------------------------------------------------------------------
+    async def _set(self, interaction: discord.Interaction, **values: str | None) -> ScopeConfig:
+        if not is_admin(interaction):
+            raise RulingError(NOT_ADMIN)
+        try:
+            return await _service(interaction).set_config(_scope(interaction), _author(interaction), **values)
+        except Unavailable:
+            raise RulingError(DOWN) from None
+
+    @config.command(name="judge-role", description="The role whose members may record rulings (admins)")
+    @app_commands.describe(role="Members with this role are judges; leave empty for Manage Server only")
+    async def judge_role(self, interaction: discord.Interaction, role: discord.Role | None = None) -> None:
+        await self._set(interaction, judge_role_id=str(role.id) if role else None)
+        text = (
+            f"Judges are now members with the role **{escape(role.name)}** (and anyone with Manage Server)."
+            if role
+            else "No judge role: only members with Manage Server can record rulings."
+        )
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NONE)
+
+    @config.command(name="audit-channel", description="A channel that gets a line for every ruling change (admins)")
+    @app_commands.describe(channel="Where to log changes; leave empty to stop logging")
+    async def audit_channel(
+        self, interaction: discord.Interaction, channel: discord.TextChannel | None = None
+    ) -> None:
+        await self._set(interaction, audit_channel_id=str(channel.id) if channel else None)
+        text = f"Ruling changes will be logged in <#{channel.id}>." if channel else "Ruling changes are not logged."
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NONE)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Rulings(bot))  # type: ignore[arg-type]

@@ -1,0 +1,144 @@
+"""Paragraph vectors: computed at build time into the build folder, cached by (model, text) across builds.
+
+Each answer unit (a paragraph, see ``lexical.units``) is embedded with its entry's title and
+section path as context, so "may I keep two of the same card" can land on a paragraph that
+only says "copies". The vectors are written into the build's temporary folder before it is
+renamed into place, so they are exactly as atomic and fingerprinted as the Whoosh index
+they sit beside. Embedding is the slow part of a build, so every vector is also kept in a
+cache keyed by (model digest, text): a rebuild after editing one file embeds only the
+paragraphs whose text changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from glossary.model import Corpus, Entry
+from index.build.asked import NONE, Asked
+from index.build.lexical import Unreadable, units
+from index.text.embedding import Embedder
+
+log = logging.getLogger("index")
+
+FILE = "vectors.npy"
+META = "vectors.json"
+CACHE_DIR = "vector-cache"
+CACHE_LIMIT = 400_000  # cached vectors kept per model (~600 MB at 384 dimensions); the newest build's first
+
+
+def embed_text(entry: Entry, paragraph: int) -> str:
+    """What a paragraph is embedded as: its section path and title as context, then its words."""
+    context = [s for s in entry.section if s != entry.title and not s.lower().startswith("glossary")]
+    head = " › ".join([*context, entry.title])
+    body = entry.paragraphs[paragraph] if paragraph >= 0 else ""
+    return f"{head}: {body}" if body else head
+
+
+def unit_texts(corpus: Corpus) -> list[str]:
+    ent, par = units(corpus)
+    return [embed_text(corpus.entries[n], p) for n, p in zip(ent.tolist(), par.tolist(), strict=True)]
+
+
+KEY_BYTES = 20
+
+
+def _key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:KEY_BYTES]
+
+
+def _cache_file(cache_dir: Path, embedder: Embedder) -> Path:
+    return cache_dir / f"{embedder.digest[:24]}.npz"
+
+
+def _read_cache(path: Path, dim: int) -> dict[bytes, np.ndarray]:
+    """The cached vectors of one model; an unreadable cache is only a slower build, never an error."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            keys, vecs = data["keys"], data["vectors"]
+    except FileNotFoundError:
+        return {}
+    except Exception as exc:  # any damage: start the cache afresh
+        log.warning("vector cache %s unreadable (%s); embedding afresh", path, type(exc).__name__)
+        return {}
+    if vecs.ndim != 2 or vecs.shape[1] != dim or len(keys) != len(vecs):
+        return {}
+    if keys.ndim != 2 or keys.dtype != np.uint8:
+        return {}
+    return {k.tobytes(): vecs[i] for i, k in enumerate(keys)}
+
+
+def _write_cache(path: Path, keys: list[bytes], vecs: np.ndarray) -> None:
+    """Replace the cache file atomically; a failure (read-only folder) is logged and otherwise ignored."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".cache-", suffix=".npz", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            # raw bytes as a uint8 matrix: numpy's "S" strings would drop a digest's trailing zero bytes
+            raw = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
+            np.savez(f, keys=raw, vectors=vecs)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.info("vector cache not written (%s)", exc.strerror or exc)
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(tmp)
+
+
+def asked_texts(asked: Asked) -> list[str]:
+    """What a player's question kept for a paragraph (``index.build.asked``) is embedded as: the question alone.
+
+    It is compared with the question a player types, so it is embedded the way that one is.
+    """
+    return list(asked.texts)
+
+
+def compute(corpus: Corpus, embedder: Embedder, cache_dir: Path | None, asked: Asked = NONE) -> np.ndarray:
+    """Vectors for every unit, then for every kept question (``asked``), embedding only texts the cache
+    has not seen with this model."""
+    texts = unit_texts(corpus) + asked_texts(asked)
+    keys = [_key(t) for t in texts]
+    cache_path = _cache_file(cache_dir, embedder) if cache_dir is not None else None
+    cached = _read_cache(cache_path, embedder.dim) if cache_path is not None else {}
+    missing = [i for i, k in enumerate(keys) if k not in cached]
+    out = np.empty((len(texts), embedder.dim), dtype=np.float32)
+    if missing:
+        fresh = embedder.embed([texts[i] for i in missing])
+        for row, i in enumerate(missing):
+            cached[keys[i]] = fresh[row]
+    for i, k in enumerate(keys):
+        out[i] = cached[k]
+    fresh_n, all_n = len(missing), len(texts)
+    log.info("embedded %d of %d paragraphs and questions (%d from the cache)", fresh_n, all_n, all_n - fresh_n)
+    if cache_path is not None and missing:
+        current = dict.fromkeys(keys)
+        older = [k for k in cached if k not in current][: max(0, CACHE_LIMIT - len(current))]
+        order = list(current) + older
+        _write_cache(cache_path, order, np.stack([cached[k] for k in order]) if order else out[:0])
+    return out
+
+
+def write(folder: Path, vectors: np.ndarray, embedder: Embedder) -> None:
+    np.save(folder / FILE, vectors)
+    meta = {"model": embedder.name, "digest": embedder.digest, "dim": embedder.dim, "count": int(len(vectors))}
+    (folder / META).write_text(json.dumps(meta), "utf-8")
+
+
+def read(folder: Path, embedder: Embedder, count: int) -> np.ndarray:
+    """The build's vectors, checked against the model and the paragraph + question count (else ``Unreadable``)."""
+    try:
+        meta = json.loads((folder / META).read_text("utf-8"))
+        vectors = np.load(folder / FILE, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise Unreadable(f"{FILE}: {exc}") from None
+    if meta.get("digest") != embedder.digest:
+        raise Unreadable(f"{FILE}: built with another model")
+    if vectors.dtype != np.float32 or vectors.shape != (count, embedder.dim):
+        raise Unreadable(f"{FILE}: shape {vectors.shape} does not match {count} paragraphs and questions")
+    return vectors

@@ -1,0 +1,65 @@
+"""Hit building: ranked rows -> ``Hit`` values at the answering paragraph, with the offsets of the
+question's words in it (format-neutral spans; a renderer marks them).
+
+The ranking itself (words and meaning, per paragraph) is in ``index.query.ranking``; the question's
+analysis in ``index.query.parsing``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from glossary.model import Entry
+from index.build.state import State
+from index.query import ranking
+from index.query.ranking import Evidence
+from index.results import Hit, merge_spans
+
+
+def search(st: State, question: str, limit: int = 5, source: str | None = None, since: str | None = None) -> list[Hit]:
+    """Rank entries for a natural-language question, each at its answering paragraph (see ``index.query.ranking``).
+
+    Only answers close to the best one are returned (possibly fewer than ``limit``); nothing when nothing
+    is close. Bad filters raise ValueError; odd text never raises.
+    """
+    return search_with_evidence(st, question, limit, source, since)[0]
+
+
+def search_with_evidence(
+    st: State, question: str, limit: int = 5, source: str | None = None, since: str | None = None
+) -> tuple[list[Hit], Evidence | None]:
+    """``search``, and the evidence behind it (its question vector and paragraph cosines place server rulings,
+    ``index.query.overlay``, without embedding the question again)."""
+    limit = max(1, min(int(limit), 100))
+    rows, ev, _close = ranking.ranked(st, question or "", limit, source, since)
+    terms = ev.terms if ev is not None else {}
+    entries = st.corpus.entries
+    chance = ev.chance if ev is not None else None
+    hits = []
+    for n, p, score in rows:
+        hit = make_hit(st, entries[n], score, terms, paragraph=p)
+        if chance is not None:
+            hit.confidence = float(chance[n])
+        hits.append(hit)
+    return hits, ev
+
+
+def make_hit(
+    st: State, entry: Entry, score: float, weights: dict[str, float], paragraph: int | None = None
+) -> Hit:
+    """The hit at ``paragraph`` (else the paragraph with the most idf-weighted query terms), query words bold."""
+    if not entry.paragraphs:
+        return Hit(entry, score, [], None, list(entry.changes))
+    best, best_score, best_spans = 0, -1.0, []
+    numbered: Iterable[tuple[int, list[tuple[str, int, int]]]]
+    if paragraph is not None and 0 <= paragraph < len(entry.paragraphs):
+        numbered = [(paragraph, st.paragraph_tokens_at(entry, paragraph))]  # only the quoted one is analysed
+    else:
+        numbered = enumerate(st.paragraph_tokens(entry))
+    for n, toks in numbered:
+        spans = [(a, b) for t, a, b in toks if t in weights]
+        matched = {t for t, _a, _b in toks if t in weights}
+        s = sum(st.idf.get(t, 1.0) * weights[t] for t in matched)
+        if s > best_score + 1e-9:
+            best, best_score, best_spans = n, s, spans
+    return Hit(entry, score, merge_spans(best_spans), best, entry.paragraph_changes(best))

@@ -1,0 +1,500 @@
+"""A scope's own entries (one community's rulings) searched next to the shared index, without rebuilding it.
+
+The shared index holds the rule documents every scope sees. A scope (an opaque string: the bot derives
+it from a Discord server id) adds a few dozen or a few hundred rulings of its own; they change while an
+event runs and must be searchable at once. Rebuilding the shared index per change and per scope would
+be slow and would mix scopes, so each scope gets an ``Overlay``: an immutable, in-memory snapshot of its
+rulings with their analysed text, built in milliseconds and swapped in with one assignment
+(``Overlays.put``). Queries pass the overlay to the engine (``Engine.search(..., overlay=...)``), which
+merges its entries into the shared results here, in this module; nothing else in ``index`` knows about
+scopes.
+
+Merging ranked lists from two indexes needs one yardstick: the shared ranker's scores mean nothing
+next to the overlay's. So the shared hits keep their order, and each matching ruling is placed by one
+common BM25 score computed over the query terms for both the ruling and the shared hits (document
+frequencies from the shared index plus the overlay). A ruling that applies to an entry in the results
+is placed right after that entry: a ruling is read after the rule it amends.
+
+Rulings are found by meaning too, when the engine has its sentence-embedding model: each ruling paragraph
+is embedded at build time the way shared paragraphs are (``vectors.embed_text``: title and section as
+context), and the question's vector from the shared ranking (``Meaning``) is compared with it. The common
+yardstick there is the cosine: a ruling is placed before the first shared hit whose quoted paragraph is
+less like the question than the ruling is, and only when it is as close to the question as the closest
+1% of all shared paragraphs (``MEANING_QUANTILE``, never under ``MEANING_FLOOR``), so an unrelated ruling
+stays out. A ruling that qualifies by words and by meaning takes the better of the two places.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from glossary.linking import normalise
+from glossary.model import Corpus, Entry
+from index.build.vectors import embed_text
+from index.query.parsing import check_date, check_source
+from index.results import ChangeRecord, DefineResult, Hit, merge_spans
+from index.text.analysis import STEMMED, fold
+from index.text.embedding import Embedder
+
+#: Ids of scoped entries: ``house:#42`` (a number no slug can produce, so never a shared entry's id).
+SCOPED_ID = re.compile(r"^house:#\d+$")
+K1, B = 1.2, 0.75  # BM25 constants (the usual ones)
+TITLE_WEIGHT = 2.0  # a query word in a ruling's or rule's title counts twice
+MIN_SHARE = 0.3  # a ruling scoring under this share of the best common score is noise, not an answer
+_MAX_QUERY_CHARS = 2000
+# Meaning (see the module docstring): a ruling must be as close to the question as this share of the shared
+# paragraphs at most is (0.99: the closest 1%), and never under MEANING_FLOOR. Judgements checked on a handful
+# of questions (docs/DEVELOPMENT-NOTES.md), not fitted: there is no evaluation set of server-ruling questions.
+MEANING_QUANTILE = 0.99
+MEANING_FLOOR = 0.2
+
+
+def scoped_id(number: int) -> str:
+    """The entry id of scoped record ``number`` (e.g. a ruling's database id)."""
+    return f"house:#{int(number)}"
+
+
+def is_scoped(entry_id: str) -> bool:
+    """Whether an id names a scope's own entry (not in the shared index, the rulebook or another scope)."""
+    return bool(SCOPED_ID.match(entry_id))
+
+
+def query_stems(text: str) -> list[str]:
+    """Distinct stemmed query terms, stop words dropped: the same analysis as the shared index."""
+    return list(dict.fromkeys(t.text for t in STEMMED((text or "")[:_MAX_QUERY_CHARS])))
+
+
+@dataclass(frozen=True)
+class _Doc:
+    """One entry's term counts (title words counted TITLE_WEIGHT times) and length, for BM25."""
+
+    tf: Mapping[str, float]
+    length: float
+
+    @classmethod
+    def of(cls, entry: Entry) -> _Doc:
+        tf: dict[str, float] = {}
+        length = 0.0
+        for weight, text in ((TITLE_WEIGHT, entry.title), (1.0, entry.text)):
+            for tok in STEMMED(text):
+                tf[tok.text] = tf.get(tok.text, 0.0) + weight
+                length += weight
+        return cls(tf, max(length, 1.0))
+
+
+@dataclass(frozen=True)
+class BaseStats:
+    """What the overlay needs from the shared index: its size and a term's document frequency."""
+
+    doc_count: int
+    doc_frequency: Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """The question's meaning as the shared ranking saw it (``Engine.search`` makes it): the model that embedded
+    it, its unit vector, the cosine of each shared hit's quoted paragraph (hit order), and the cosine a ruling
+    must reach to be shown by meaning."""
+
+    model: str  # the embedder's digest: vectors from another model are not comparable
+    query: np.ndarray
+    hit_cosines: tuple[float, ...]
+    floor: float
+
+    @classmethod
+    def of(cls, model: str, query: np.ndarray, paragraph_cosines: np.ndarray, hit_units: Sequence[int]) -> Meaning:
+        """From the question's cosine with every shared paragraph and the paragraph each hit quotes."""
+        k = int(MEANING_QUANTILE * (len(paragraph_cosines) - 1)) if len(paragraph_cosines) else 0
+        near = float(np.partition(paragraph_cosines, k)[k]) if len(paragraph_cosines) else 1.0
+        cosines = tuple(float(paragraph_cosines[u]) for u in hit_units)
+        return cls(model, query, cosines, max(MEANING_FLOOR, near))
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """One scope's entries at one revision; read-only once built (share it between threads freely)."""
+
+    scope: str
+    revision: int
+    entries: tuple[Entry, ...]
+    by_id: Mapping[str, Entry]
+    by_target: Mapping[str, tuple[Entry, ...]]  # shared entry id -> the scope's entries applying to it
+    docs: Mapping[str, _Doc] = field(repr=False)
+    df: Mapping[str, int] = field(repr=False)
+    postings: Mapping[str, tuple[str, ...]] = field(repr=False)  # term -> ids of the entries holding it
+    names: tuple[tuple[str, str], ...] = field(repr=False)  # (folded title, id), in entry order
+    total_length: float = 0.0  # of all the scope's entries (for BM25's average length)
+    # Meaning: the model's digest (None: words only), one row per embedded paragraph and whose it is
+    model: str | None = None
+    vectors: np.ndarray | None = field(default=None, repr=False)
+    vector_units: tuple[tuple[str, int], ...] = field(default=(), repr=False)  # (entry id, paragraph or -1) per row
+    embedded: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)  # embed_text -> vector (reuse)
+    unembedded: int = 0  # paragraphs still without a vector (``build_overlay``'s ``embed_at_most``)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self.by_id.get(entry_id)
+
+    def applying_to(self, entry_id: str) -> tuple[Entry, ...]:
+        """The scope's entries that apply to shared entry ``entry_id`` (oldest first)."""
+        return self.by_target.get(entry_id, ())
+
+    # -- search ------------------------------------------------------------------------------------
+    def _idf(self, stats: BaseStats, term: str) -> float:
+        n = stats.doc_count + len(self.entries)
+        df = stats.doc_frequency(term) + self.df.get(term, 0)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    @staticmethod
+    def _bm25(doc: _Doc, idf: Mapping[str, float], avg: float) -> float:
+        score = 0.0
+        for term, weight in idf.items():
+            tf = doc.tf.get(term, 0.0)
+            if tf:
+                score += weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * doc.length / avg))
+        return score
+
+    def merge_search(
+        self,
+        hits: Sequence[Hit],
+        question: str,
+        limit: int,
+        stats: BaseStats,
+        source: str | None = None,
+        since: str | None = None,
+        meaning: Meaning | None = None,
+    ) -> list[Hit]:
+        """``hits`` (the shared ranking, order kept) with this scope's matching entries placed among them, by
+        words and, given the question's ``meaning``, by meaning (see the module docstring)."""
+        limit = max(1, min(int(limit), 100))
+        if source:
+            check_source(source)
+        lo = check_date(since, "since") if since else None
+        if not self.entries or (source and source != "house"):
+            return list(hits)[:limit]
+        terms = query_stems(question)
+        close = self._close_by_meaning(meaning, len(hits))
+        if not terms and not close:
+            return list(hits)[:limit]
+        idf = {t: self._idf(stats, t) for t in terms}
+        base_scores: list[float] = []
+        scores: dict[str, float] = {}
+        if terms:
+            base_docs = [_base_doc(h.entry) for h in hits]
+            avg = (sum(d.length for d in base_docs) + self.total_length) / max(1, len(base_docs) + len(self.docs))
+            base_scores = [self._bm25(d, idf, avg) for d in base_docs]
+            for entry_id in dict.fromkeys(i for t in terms for i in self.postings.get(t, ())):  # only these score
+                if (score := self._bm25(self.docs[entry_id], idf, avg)) > 0:
+                    scores[entry_id] = score
+        candidates = [
+            self.by_id[i]
+            for i in dict.fromkeys([*scores, *close])
+            if not lo or any((c.date or "") >= lo for c in self.by_id[i].changes)
+        ]
+        if not candidates:
+            return list(hits)[:limit]
+        best = max([scores.get(e.id, 0.0) for e in candidates] + base_scores)
+        positions = {h.entry.id: i for i, h in enumerate(hits)}
+        slots: dict[int, list[tuple[float, Entry, float, int | None]]] = {}
+        for entry in candidates:
+            score, (cosine, paragraph) = scores.get(entry.id, 0.0), close.get(entry.id, (0.0, None))
+            targets = [positions[t] for t in entry.overrides if t in positions]
+            places = []
+            if targets:
+                places.append(min(targets) + 1)  # read right after the rule it applies to
+            else:
+                if score > 0 and score >= MIN_SHARE * best:
+                    places.append(next((i for i, s in enumerate(base_scores) if s < score), len(hits)))
+                if entry.id in close and meaning is not None:
+                    places.append(next((i for i, c in enumerate(meaning.hit_cosines) if c < cosine), len(hits)))
+            if not places:
+                continue
+            share = score / best if best > 0 else 0.0
+            # the score shown is the common BM25 where words matched, else the cosine
+            slots.setdefault(min(places), []).append((share + cosine, entry, score if score > 0 else cosine, paragraph))
+        merged: list[Hit] = []
+        for i in range(len(hits) + 1):
+            for _key, entry, score, paragraph in sorted(slots.get(i, []), key=lambda c: -c[0]):
+                if len(merged) >= limit:
+                    break
+                merged.append(self._hit(entry, score, idf, paragraph))  # snippets only for what is shown
+            if i < len(hits):
+                merged.append(hits[i])
+        return merged[:limit]
+
+    def _close_by_meaning(self, meaning: Meaning | None, n_hits: int) -> dict[str, tuple[float, int | None]]:
+        """Entry id -> (best paragraph cosine with the question, that paragraph) for the entries that reach
+        ``meaning.floor``; empty without a usable meaning (no model, another model, nothing embedded)."""
+        if (
+            meaning is None
+            or self.vectors is None
+            or not len(self.vectors)
+            or meaning.model != self.model
+            or len(meaning.hit_cosines) != n_hits
+        ):
+            return {}
+        cosines = self.vectors @ meaning.query
+        found: dict[str, tuple[float, int | None]] = {}
+        for (entry_id, paragraph), cosine in zip(self.vector_units, cosines.tolist(), strict=True):
+            if cosine >= meaning.floor and cosine > found.get(entry_id, (-2.0, None))[0]:
+                found[entry_id] = (cosine, paragraph if paragraph >= 0 else None)
+        return found
+
+    def _hit(self, entry: Entry, score: float, idf: Mapping[str, float], closest: int | None = None) -> Hit:
+        """The entry's best paragraph (idf-weighted query terms; else ``closest``, the one nearest by meaning),
+        with the offsets of the question's words."""
+        best, best_score, best_spans = 0, -1.0, []
+        for n, paragraph in enumerate(entry.paragraphs):
+            # Whoosh reuses one Token object while analysing: copy what is needed as it goes.
+            toks = [(t.text, t.startchar, t.endchar) for t in STEMMED(paragraph, chars=True)]
+            spans = [(a, b) for t, a, b in toks if t in idf]
+            s = sum(idf[t] for t in {t for t, _a, _b in toks if t in idf})
+            if s > best_score + 1e-9:
+                best, best_score, best_spans = n, s, spans
+        if best_score <= 0 and closest is not None and 0 <= closest < len(entry.paragraphs):
+            best, best_spans = closest, []
+        if not entry.paragraphs:
+            return Hit(entry, score, [], None, list(entry.changes))
+        return Hit(entry, score, merge_spans(best_spans), best, entry.paragraph_changes(best))
+
+    # -- names -------------------------------------------------------------------------------------
+    def merge_define(self, term: str, result: DefineResult, limit: int = 5) -> DefineResult:
+        """A ruling named exactly is the answer unless a shared entry is named exactly too (then it is
+        offered beside it); a ruling whose title starts with ``term`` is offered when nothing else fits."""
+        key = fold(term or "")
+        if not key or not self.entries:
+            return result
+        exact = [self.by_id[i] for name, i in self.names if name == key]
+        starts = [self.by_id[i] for name, i in self.names if name.startswith(key) and name != key]
+        if exact and not (result.entry is not None and result.how in ("exact", "alias")):
+            others = [e for e in [*exact[1:], *([result.entry] if result.entry else []), *result.candidates]]
+            return DefineResult(exact[0], others[:limit], "exact")
+        if exact:
+            return DefineResult(result.entry, [*result.candidates, *exact][:limit], result.how)
+        if starts and result.entry is None and result.how in ("none", "fulltext", "fuzzy"):
+            if len(starts) == 1 and not result.candidates:
+                return DefineResult(starts[0], [], "prefix")
+            return DefineResult(None, [*starts, *result.candidates][:limit], "prefix")
+        return result
+
+    def complete(self, prefix: str, limit: int = 25) -> list[tuple[str, str]]:
+        """(title, id) of the scope's entries whose title, or a word of it, starts with ``prefix``."""
+        key = fold(prefix or "")
+        if not key:
+            found = [i for _n, i in self.names]
+        else:
+            starts = [i for name, i in self.names if name.startswith(key)]
+            inner = [i for name, i in self.names if f" {key}" in f" {name}" and i not in starts]
+            found = starts + inner
+        return [(_clip(self.by_id[i].title), i) for i in found[: max(0, limit)]]
+
+    def merge_complete(self, prefix: str, base: Sequence[tuple[str, str]], limit: int = 25) -> list[tuple[str, str]]:
+        """The scope's matching names first (they are what a judge of this scope is most likely after)."""
+        own = self.complete(prefix, limit) if fold(prefix or "") else []
+        seen = {i for _n, i in own}
+        return [*own, *((n, i) for n, i in base if i not in seen)][:limit]
+
+    # -- history -----------------------------------------------------------------------------------
+    def merge_changes(
+        self,
+        records: Sequence[ChangeRecord],
+        since: str | None = None,
+        until: str | None = None,
+        source: str | None = None,
+    ) -> list[ChangeRecord]:
+        """Shared change records plus the scope's, newest first (the same filters as ``Engine.changes``)."""
+        lo = check_date(since, "since") if since else None
+        hi = check_date(until, "until") if until else None
+        if source:
+            check_source(source)
+        if source and source != "house":
+            return list(records)
+        own = []
+        for entry in self.entries:
+            for change in entry.changes:
+                d = change.date
+                if (lo or hi) and (not d or (lo and d < lo) or (hi and d[: len(hi)] > hi)):
+                    continue
+                own.append(ChangeRecord(change, entry))
+        if not own:
+            return list(records)
+        merged = [*records, *own]
+        merged.sort(key=lambda r: _effective(r) or "", reverse=True)
+        dated = [r for r in merged if _effective(r)]
+        return dated + [r for r in merged if not _effective(r)]
+
+
+_BASE_DOCS: dict[int, tuple[Entry, _Doc]] = {}  # shared entries' term counts, analysed once per entry object
+_BASE_DOCS_MAX = 20_000
+
+
+def _base_doc(entry: Entry) -> _Doc:
+    found = _BASE_DOCS.get(id(entry))
+    if found is not None and found[0] is entry:
+        return found[1]
+    if len(_BASE_DOCS) >= _BASE_DOCS_MAX:  # a reload left the old entries behind: start over
+        _BASE_DOCS.clear()
+    doc = _Doc.of(entry)
+    _BASE_DOCS[id(entry)] = (entry, doc)
+    return doc
+
+
+def _effective(record: ChangeRecord) -> str | None:
+    change = record.change
+    return change.probable_date if change.anomaly and change.probable_date else change.date
+
+
+def _clip(text: str, n: int = 100) -> str:
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def build_overlay(
+    scope: str,
+    entries: Iterable[Entry],
+    revision: int = 0,
+    base: Corpus | None = None,
+    *,
+    embedder: Embedder | None = None,
+    previous: Overlay | Sequence[Overlay] | None = None,
+    embed_at_most: int | None = None,
+) -> Overlay:
+    """Snapshot ``entries`` (source "house", ids from ``scoped_id``) for ``scope``.
+
+    Each entry's ``overrides`` lists the shared entries it applies to: its ``see_also`` targets that
+    exist in ``base`` (when given). Shared entries are never modified: another scope sees them too.
+
+    With an ``embedder`` (the engine's, ``Engine.build_overlay``), each paragraph is embedded for search by
+    meaning; a text ``previous`` (an older overlay, or several) already embedded with the same model is reused, so a
+    change embeds only what it changed. ``embed_at_most``: embed nothing new when more than that many
+    paragraphs need it (``unembedded`` says how many; build again later to fill them in).
+    """
+    known = base.by_id() if base is not None else None
+    kept: list[Entry] = []
+    by_target: dict[str, list[Entry]] = {}
+    for entry in entries:
+        if not is_scoped(entry.id):
+            raise ValueError(f"{entry.id!r} is not a scoped entry id (use scoped_id())")
+        targets = [r.target for r in entry.see_also if r.target and (known is None or r.target in known)]
+        entry.overrides = list(dict.fromkeys(targets))
+        kept.append(entry)
+        for target in entry.overrides:
+            by_target.setdefault(target, []).append(entry)
+    docs = {e.id: _Doc.of(e) for e in kept}
+    postings: dict[str, list[str]] = {}
+    for entry_id, doc in docs.items():
+        for term in doc.tf:
+            postings.setdefault(term, []).append(entry_id)
+    df = {term: len(ids) for term, ids in postings.items()}
+    model, vectors, vector_units, embedded, unembedded = _embed(kept, embedder, previous, embed_at_most)
+    return Overlay(
+        scope=scope,
+        revision=revision,
+        entries=tuple(kept),
+        by_id={e.id: e for e in kept},
+        by_target={k: tuple(v) for k, v in by_target.items()},
+        docs=docs,
+        df=df,
+        postings={t: tuple(ids) for t, ids in postings.items()},
+        total_length=sum(d.length for d in docs.values()),
+        names=tuple((fold(e.title), e.id) for e in kept),
+        model=model,
+        vectors=vectors,
+        vector_units=vector_units,
+        embedded=embedded,
+        unembedded=unembedded,
+    )
+
+
+def _embed(
+    entries: Sequence[Entry],
+    embedder: Embedder | None,
+    previous: Overlay | Sequence[Overlay] | None,
+    at_most: int | None,
+) -> tuple[str | None, np.ndarray | None, tuple[tuple[str, int], ...], dict[str, np.ndarray], int]:
+    """The overlay's meaning fields (see ``build_overlay``): model digest, vector rows, their (id, paragraph),
+    the text -> vector table kept for the next build, and how many paragraphs are left without a vector."""
+    if embedder is None:
+        return None, None, (), {}, 0
+    units = [(e.id, p) for e in entries for p in (range(len(e.paragraphs)) if e.paragraphs else [-1])]
+    texts = [embed_text(e, p) for e in entries for p in (range(len(e.paragraphs)) if e.paragraphs else [-1])]
+    known: dict[str, np.ndarray] = {}
+    for older in [previous] if isinstance(previous, Overlay) else previous or []:
+        if older.model == embedder.digest:
+            known.update(older.embedded)
+    missing = list(dict.fromkeys(t for t in texts if t not in known))
+    if missing and (at_most is None or len(missing) <= at_most):
+        for text, vector in zip(missing, embedder.embed(missing), strict=True):
+            known[text] = vector
+    rows = [i for i, t in enumerate(texts) if t in known]
+    vectors = np.stack([known[texts[i]] for i in rows]) if rows else np.zeros((0, embedder.dim), np.float32)
+    embedded = {texts[i]: known[texts[i]] for i in rows}  # only the current texts: the table never grows stale
+    return embedder.digest, vectors, tuple(units[i] for i in rows), embedded, len(texts) - len(rows)
+
+
+class Overlays:
+    """The overlays a process holds, by scope; replacing one is a single assignment (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._by_scope: dict[str, Overlay] = {}
+        self._lock = threading.Lock()
+
+    def get(self, scope: str | None) -> Overlay | None:
+        return self._by_scope.get(scope) if scope else None
+
+    def put(self, overlay: Overlay) -> None:
+        """Publish ``overlay`` unless a newer revision of its scope is already there."""
+        with self._lock:
+            current = self._by_scope.get(overlay.scope)
+            if current is None or current.revision <= overlay.revision:
+                self._by_scope[overlay.scope] = overlay
+
+    def drop(self, scope: str) -> None:
+        with self._lock:
+            self._by_scope.pop(scope, None)
+
+    def scopes(self) -> list[str]:
+        return list(self._by_scope)
+
+    def revisions(self) -> dict[str, int]:
+        return {scope: o.revision for scope, o in list(self._by_scope.items())}
+
+
+class NameResolver:
+    """Entry names as a judge types them -> shared entry ids, exactly as house-rulings files link them
+    (case, accent and punctuation insensitive; titles before aliases; an entry id is accepted as is)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self.by_id = corpus.by_id()
+        self.names: dict[str, list[str]] = {}
+        for entry in corpus.entries:
+            self.names.setdefault(normalise(entry.title), []).append(entry.id)
+        for entry in corpus.entries:
+            for alias in entry.aliases:
+                key = normalise(alias)
+                if key not in self.names:
+                    self.names.setdefault(key, []).append(entry.id)
+
+    def resolve(self, name: str) -> list[str]:
+        """Every shared entry ``name`` names (several when titles are shared), or [] when none."""
+        name = name.strip()
+        if name in self.by_id and not is_scoped(name):
+            return [name]
+        ids = self.names.get(normalise(name), [])
+        return [i for i in ids if not is_scoped(i)]
+
+    def label(self, entry_id: str) -> str:
+        """How to write ``entry_id`` in an "Applies to" line so it reads back as the same entry: its
+        title when that title names only it, else the id itself."""
+        entry = self.by_id.get(entry_id)
+        if entry is None:
+            return entry_id
+        return entry.title if self.resolve(entry.title) == [entry_id] and ";" not in entry.title else entry_id

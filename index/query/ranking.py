@@ -1,0 +1,512 @@
+"""Hybrid ranking: word and meaning evidence fused per paragraph, then grouped by entry, then cut off.
+
+The answer to a ruling question is a paragraph, so every paragraph gets word evidence (its own
+BM25, plus its entry's whole-text, title, section and exact-name matches as context) and meaning
+evidence (cosine between the question's and the paragraph's embeddings, and between the
+question and the closest of the players' questions kept for that paragraph, ``index.build.asked``).
+Each kind is scaled per question (``features``) and summed with the weights in ``Weights``;
+an entry scores as its best paragraph, which becomes the snippet. Results stop where scores
+fall well below the best answer, and when nothing comes close the caller is told so instead of
+being handed noise.
+
+Players' words the rules do not use ("castle", "archers") are also bridged by a small thesaurus
+(``index.text.thesaurus``, written blind): its rule words are evidence of their own. Within an entry,
+the paragraph quoted is the best one once the entry's own title words are left out: every
+paragraph of "Ranged Attack" says "ranged attack", so those words chose the entry and say
+nothing about which of its paragraphs answers.
+
+The weights are fitted (``benchmarks.quality.training``) to the questions in ``benchmarks/eval_questions.json``;
+``python -m benchmarks.quality eval`` refits them, prints the cross-validated figures (fitted on other folds)
+and the fit on all questions, which is what ``DEFAULT`` and ``WORDS_ONLY`` hold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from index.build import asked, lexical
+from index.build.state import State
+from index.query import parsing
+from index.text import analysis, expansion
+from index.text.analysis import STOPS
+
+TOP_UNITS = 600  # paragraphs considered for grouping (the best entry needs only its best paragraph in here)
+
+
+# The evidence, one column each in ``features``: four per paragraph, six per entry (given to each of its paragraphs).
+FEATURES = (
+    "para",  # the paragraph's own BM25
+    "meaning",  # cosine between the question and the paragraph (with its title and section)
+    "asked",  # best cosine with one of the paragraph's kept players' questions (``index.build.asked``)
+    "expand_para",  # the thesaurus' rule words (``index.text.thesaurus``) in the paragraph
+    "body",  # the whole entry's BM25
+    "title",  # share-of-title match, weighted by word rarity
+    "exact",  # a whole title or alias said inside the question
+    "section",  # question words in the entry's section path
+    "expand_body",  # the thesaurus' rule words in the whole entry
+    "expand_title",  # the thesaurus' rule words in the title
+)
+MEANING = ("meaning", "asked")  # the columns that need the model
+# The fit's softmax sharpness (``benchmarks.quality.training``): with it, exp(SHARPNESS * score) is proportional to the
+# fitted model's chance that an entry answers, which is what the cut-off compares.
+SHARPNESS = 5.0
+BAN_WORDS = frozenset({"ban", "banned", "bans", "banning", "legal", "illegal", "forbidden"})
+CHANGE_WORDS = frozenset(
+    {"change", "changed", "changes", "update", "updated", "updates", "errata", "erratum", "reworded", "amended"}
+)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each kind of evidence counts (all >= 0), fitted by ``benchmarks.quality.training.fit``; then
+    the cut-off.
+
+    Each feature is first scaled per question (word scores to the question's best, cosines from the median
+    paragraph's to the best), so a weight says how much that evidence counts, whatever the question.
+    """
+
+    para: float = 0.0
+    meaning: float = 0.39
+    asked: float = 1.61
+    expand_para: float = 0.41
+    body: float = 0.83
+    title: float = 0.06
+    exact: float = 0.5
+    section: float = 0.0
+    expand_body: float = 0.47
+    expand_title: float = 0.0
+    cutoff: float = 0.05  # keep entries the fitted model finds at least this fraction as likely as the best
+    floor: float = 0.3  # best paragraph cosine below this, with few question words found: nothing is close
+
+    def vector(self) -> np.ndarray:
+        return np.array([getattr(self, f) for f in FEATURES], dtype=np.float32)
+
+    def with_vector(self, values: np.ndarray) -> Weights:
+        return replace(self, **{f: float(v) for f, v in zip(FEATURES, values, strict=True)})
+
+
+DEFAULT = Weights()
+# Fitted alike with the meaning columns left out: what ranks when the model is off, failed to load, or the
+# question has no content word to embed (``fuse_and_choose`` swaps it in for ``DEFAULT``).
+WORDS_ONLY = Weights(
+    para=0.51, meaning=0.0, asked=0.0, expand_para=0.42, body=1.19, title=0.33, exact=0.4, expand_body=0.67
+)
+# Which paragraph of an entry is quoted: fitted alike (``benchmarks.quality.training.fit_choice``) to the
+# questions that name their answering paragraph (both sets); only the paragraph-level columns count.
+CHOOSE = Weights(para=0.87, meaning=0.45, asked=0.79, expand_para=0.24, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
+
+
+@dataclass
+class Evidence:
+    """Everything one question yields before mixing (kept apart so evaluation can re-mix it cheaply)."""
+
+    terms: dict[str, float]  # weighted stemmed query terms (for highlighting)
+    n_content: int  # distinct content words in the question
+    lexical: np.ndarray  # per paragraph: paragraph BM25
+    lexical_own: np.ndarray  # per paragraph: the part of ``lexical`` from its own entry's title/alias words
+    body: np.ndarray  # per entry
+    title: np.ndarray  # per entry
+    section: np.ndarray  # per entry
+    exact: np.ndarray  # per entry: 1 when the question contains its whole title or alias
+    matched: int  # distinct query terms found in the index
+    known: int  # query words found in the index as typed, or mapped to index words by the thesaurus (no typos)
+    semantic: np.ndarray | None  # per paragraph cosine; None without a model
+    allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
+    expanded: lexical.Components | None = None  # the thesaurus' rule words that the question does not use itself
+    asked: np.ndarray | None = None  # per paragraph: best cosine with one of its kept questions (-1: none kept)
+    read: float = 1.0  # share of the question the model read (a long paste is read only in part)
+    asks_ban: bool = False  # the question says "banned", "legal"... (``_banned_first``)
+    asks_change: bool = False  # the question says "changed", "updated"... (``_changed_first``)
+    defines: int = -1  # the entry a "what is <its name>" question asks about (``_definition``), else -1
+    query: np.ndarray | None = None  # the question's unit vector (None without a model): server rulings reuse it
+    chance: np.ndarray | None = None  # per entry, set by ``rank``: the fitted softmax's chance that it answers
+
+
+def evidence(
+    st: State, question: str, source: str | None = None, since: str | None = None, semantic: bool = True
+) -> Evidence | None:
+    """Word and meaning evidence for a question (``semantic=False``: words only); None when it has neither."""
+    allowed = _filter(st, source, since)
+    terms, raw_words = parsing.query_terms(st, question or "")
+    content = {w for w in raw_words if w not in STOPS}
+    if not terms and not content:
+        return None
+    lex = st.lex
+    assert lex is not None
+    comps = lex.score(terms)
+    phrases, recognised = expansion.expand(question or "")
+    extra = {t: 1.0 for p in phrases for t in analysis.terms(p) if t not in terms}
+    expanded = lex.score(extra) if extra else None
+    known = sum(1 for weight in terms.values() if weight >= 1.0)
+    if expanded is not None and expanded.matched:
+        known += recognised  # "teacher" is a players' word for a rule word, not a typo: it counts as known
+    exact = np.zeros(lex.n_entries, dtype=np.float32)
+    for n in _exact_titles(st, raw_words):
+        exact[n] = 1.0
+    cosines = kept = q = None
+    read = 1.0
+    if semantic and st.embedder is not None and st.vectors is not None and content:
+        said = parsing.DOCUMENT_NAMES.sub(" ", question[: parsing.MAX_QUERY_CHARS])  # where to look is not what
+        said = " ".join(said.split()) or " ".join(question.split())
+        q = st.embedder.embed_query(said)
+        read = st.embedder.read_share(said)
+        cosines = st.vectors @ q
+        if st.question_vectors is not None and len(st.question_vectors):
+            kept = asked.closest(st.question_vectors @ q, st.questions, len(cosines))
+    if not comps.matched and cosines is None and not (expanded is not None and expanded.matched):
+        return None
+    return Evidence(
+        terms=terms,
+        n_content=len(content),
+        lexical=comps.para,
+        lexical_own=comps.para_own if comps.para_own is not None else np.zeros_like(comps.para),
+        body=comps.body,
+        title=comps.title,
+        section=comps.section,
+        exact=exact,
+        matched=comps.matched,
+        known=known,
+        semantic=cosines,
+        allowed=allowed,
+        expanded=expanded,
+        asked=kept,
+        read=read,
+        asks_ban=bool(BAN_WORDS.intersection(raw_words)) or "banned" in phrases,
+        asks_change=bool(CHANGE_WORDS.intersection(raw_words)),
+        defines=_definition(st, raw_words),
+        query=q,
+    )
+
+
+DEFINE_WORDS = frozenset(
+    {"what", "whats", "is", "are", "a", "an", "the", "my", "define", "definition", "of", "meaning", "mean", "means",
+     "does", "do", "s"}
+)
+
+
+def _definition(st: State, raw_words: list[str]) -> int:
+    """The entry a question asks to define: nothing but "what is", "define", "what does ... mean" and the like
+    around one entry's whole title or alias ("what is my maximum hand size", "define ninjitsu"). -1 otherwise,
+    and when the name is shared by several entries (the ranking then decides among them)."""
+    if not raw_words or raw_words[0] not in {"what", "whats", "define", "definition", "meaning"}:
+        return -1
+    name = [w for w in raw_words if w not in DEFINE_WORDS]
+    if not name:
+        return -1
+    ids = st.exact.get(" ".join(name)) or st.exact.get("".join(name)) or {}
+    return st.order[next(iter(ids))] if len(ids) == 1 else -1
+
+
+def _exact_titles(st: State, raw_words: list[str]) -> set[int]:
+    """Entries whose whole title or alias is said in the question ("is a terrain an enemy card")."""
+    found: set[int] = set()
+    for n in range(1, 5):
+        for i in range(len(raw_words) - n + 1):
+            span = raw_words[i : i + n]
+            if span[0] in STOPS or span[-1] in STOPS:
+                continue
+            for key in (" ".join(span), "".join(span)):
+                for eid in st.exact.get(key, {}):
+                    found.add(st.order[eid])
+    return found
+
+
+def _filter(st: State, source: str | None, since: str | None) -> np.ndarray | None:
+    if not source and not since:
+        return None
+    mask = np.ones(len(st.ids), dtype=bool)
+    if source:
+        mask &= st.entry_source == parsing.check_source(source)
+    if since:
+        # An entry passes when any of its dates is on or after ``since``: its latest date is.
+        mask &= st.entry_latest >= parsing.check_date(since, "since")
+    return mask
+
+
+def fuse(st: State, ev: Evidence, w: Weights = DEFAULT) -> np.ndarray:
+    """Per-paragraph fused score in [0, 1] (filtered-out paragraphs get -1)."""
+    return fuse_and_choose(st, ev, w)[0]
+
+
+def fuse_and_choose(
+    st: State, ev: Evidence, w: Weights = DEFAULT, choose_w: Weights | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fused score per paragraph (best 1), and the score that chooses among one entry's paragraphs.
+
+    The second leaves out the paragraph's matches on its own entry's title words (see the module docstring)
+    and only ever compares paragraphs of the same entry. The arithmetic is ``features(...) @ w`` without
+    building the matrix: entry-level evidence is summed per entry and spread once, zero weights are skipped.
+    """
+    fused, choose, _top = fuse_scaled(st, ev, w, choose_w)
+    return fused, choose
+
+
+def fuse_scaled(
+    st: State, ev: Evidence, w: Weights = DEFAULT, choose_w: Weights | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """``fuse_and_choose``, and the best paragraph's score before scaling (for the cut-off)."""
+    if ev.semantic is None and w is DEFAULT:
+        w = WORDS_ONLY
+    choose_w = choose_w or CHOOSE
+    lex = st.lex
+    assert lex is not None
+    units, entries, own = _columns(st, ev)
+    fused = np.zeros(lex.n_units, dtype=np.float32)
+    choose = np.zeros(lex.n_units, dtype=np.float32)
+    for name, column in units.items():
+        weight, pick = getattr(w, name), getattr(choose_w, name)
+        if weight:
+            fused += weight * column
+        if pick:
+            choose += pick * (column - own[name] if name in own else column)
+    per_entry = np.zeros(lex.n_entries, dtype=np.float32)
+    for name, column in entries.items():
+        weight = getattr(w, name)
+        if weight:
+            per_entry += weight * column
+    fused += per_entry[lex.unit_entry]
+    keep = ev.allowed[lex.unit_entry] if ev.allowed is not None else None
+    if keep is not None:
+        fused = np.where(keep, fused, 0.0)
+    top = float(fused.max()) if len(fused) else 0.0
+    if top > 0:
+        fused, choose = fused / top, choose / top
+    if keep is not None:
+        fused = np.where(keep, fused, -1.0)
+    return fused.astype(np.float32), choose.astype(np.float32), top
+
+
+def choice_features(feats: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """``features`` without the paragraphs' matches on their own entry's title words (see the module docstring)."""
+    out = feats.copy()
+    out[:, FEATURES.index("para")] -= own[:, 0]
+    out[:, FEATURES.index("expand_para")] -= own[:, 1]
+    return out
+
+
+def features(st: State, ev: Evidence) -> tuple[np.ndarray, np.ndarray]:
+    """[paragraph, ``FEATURES``] evidence, each column scaled for this question; and the own-title part of the
+    two paragraph word columns ([paragraph, 2]: "para", "expand_para"), scaled alike. What the weights are
+    fitted to (``benchmarks.quality.training``); ``fuse_and_choose`` computes the same sums without the matrix.
+
+    Filtered-out paragraphs (``ev.allowed``) get zeros and take no part in the scaling.
+    """
+    lex = st.lex
+    assert lex is not None
+    units, entries, own = _columns(st, ev)
+    ue = lex.unit_entry
+    feats = np.stack([units[f] if f in units else entries[f][ue] for f in FEATURES], axis=1).astype(np.float32)
+    own_cols = np.stack([own["para"], own["expand_para"]], axis=1).astype(np.float32)
+    if ev.allowed is not None:
+        keep = ev.allowed[ue]
+        feats[~keep] = 0.0
+        own_cols[~keep] = 0.0
+    return feats, own_cols
+
+
+def _columns(
+    st: State, ev: Evidence
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The scaled evidence: per-paragraph columns, per-entry columns, and the own-title part of the two
+    paragraph word columns (scaled alike)."""
+    lex = st.lex
+    assert lex is not None
+    keep = ev.allowed[lex.unit_entry] if ev.allowed is not None else None
+    zeros_u = np.zeros(lex.n_units, dtype=np.float32)
+    zeros_e = np.zeros(lex.n_entries, dtype=np.float32)
+    x = ev.expanded
+    x_para = x.para if x is not None else zeros_u
+    x_own = x.para_own if x is not None and x.para_own is not None else zeros_u
+    para_top, x_top = _top(ev.lexical, keep), _top(x_para, keep)
+    meaning = asked_ = zeros_u
+    if ev.semantic is not None:
+        # the model's evidence counts for the share of the question it read
+        meaning = ev.read * _scaled_cosines(ev.semantic, keep)
+        kept = ev.semantic if ev.asked is None else np.where(ev.asked > -1, ev.asked, ev.semantic)
+        asked_ = ev.read * _scaled_cosines(kept, keep)
+    units = {"para": ev.lexical / para_top, "meaning": meaning, "asked": asked_, "expand_para": x_para / x_top}
+    raw = {
+        "body": ev.body,
+        "title": ev.title,
+        "exact": ev.exact,
+        "section": ev.section,
+        "expand_body": x.body if x is not None else zeros_e,
+        "expand_title": x.title if x is not None else zeros_e,
+    }
+    entries = {name: v / _top(v, ev.allowed) for name, v in raw.items()}
+    own = {"para": ev.lexical_own / para_top, "expand_para": x_own / x_top}
+    return units, entries, own
+
+
+def _top(values: np.ndarray, keep: np.ndarray | None) -> float:
+    """The best value (over allowed items), or 1 when there is none, so dividing by it is always safe."""
+    v = values if keep is None else values[keep]
+    top = float(v.max()) if len(v) else 0.0
+    return top if top > 0 else 1.0
+
+
+def _scaled_cosines(cos: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+    """Cosines mapped so the median paragraph is 0 and the best is 1: raw cosines crowd into a narrow band
+    whose place moves with the question's length and wording."""
+    v = cos if keep is None else cos[keep]
+    if not len(v):
+        return np.zeros_like(cos)
+    best, base = float(v.max()), float(np.median(v))
+    return np.clip((cos - base) / (best - base), 0.0, None) if best > base else np.zeros_like(cos)
+
+
+def group(
+    st: State, fused: np.ndarray, limit: int, choose: np.ndarray | None = None
+) -> list[tuple[int, int, float]]:
+    """(entry index, paragraph index or -1, score) for the best entries, each at its answering paragraph.
+
+    Entries rank by their best paragraph's ``fused`` score; the paragraph shown is the one with the best
+    ``choose`` score within the entry (``fuse_and_choose``), or the best fused one when it is None.
+    """
+    lex = st.lex
+    assert lex is not None
+    n = len(fused)
+    if n == 0:
+        return []
+    k = min(n, max(TOP_UNITS, limit * 8))
+    cand = np.argpartition(-fused, k - 1)[:k] if k < n else np.arange(n)
+    cand = cand[np.argsort(-fused[cand], kind="stable")]
+    out: list[tuple[int, int, float]] = []
+    seen: set[int] = set()
+    for u in cand.tolist():
+        score = float(fused[u])
+        if score <= 0:
+            break
+        e = int(lex.unit_entry[u])
+        if e in seen:
+            continue
+        seen.add(e)
+        if choose is not None:
+            start = int(lex.entry_starts[e])
+            end = int(lex.entry_starts[e + 1]) if e + 1 < len(lex.entry_starts) else n
+            u = start + int(np.argmax(choose[start:end]))
+        out.append((e, int(lex.unit_para[u]), score))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def is_close(ev: Evidence, w: Weights = DEFAULT) -> bool:
+    """Whether anything answers the question closely enough to show.
+
+    With a model: the best paragraph's cosine reaches ``floor``, the question names an entry outright, or at
+    least half its content words are rule words as typed (a typo-corrected word is no evidence here:
+    "weather" is one letter from "water"; the model reads only a long paste's start). Without a model:
+    any question word is found.
+    """
+    if ev.semantic is None:
+        return ev.matched > 0
+    best = float(ev.semantic.max()) if len(ev.semantic) else 0.0
+    return best >= w.floor or bool(ev.exact.any()) or (ev.known > 0 and 2 * ev.known >= ev.n_content)
+
+
+def rank(
+    st: State,
+    ev: Evidence,
+    w: Weights = DEFAULT,
+    limit: int = 10,
+    choose_w: Weights | None = None,
+    shapes: bool = True,
+) -> list[tuple[int, int, float]]:
+    """The uncut ranking: fused, grouped by entry, then the question shapes the lookups answer (``shapes``):
+    a definition, a change and a ban question put what ``/define``, ``/changes`` and ``/banned`` would show
+    first. Each row is (entry index, paragraph, score)."""
+    return _rank(st, ev, w, limit, choose_w, shapes)[0]
+
+
+def _rank(
+    st: State, ev: Evidence, w: Weights, limit: int, choose_w: Weights | None = None, shapes: bool = True
+) -> tuple[list[tuple[int, int, float]], int, float]:
+    """``rank``, how many rows lead because of the question's shape, and the cut-off's lowest kept score."""
+    fused, choose, top = fuse_scaled(st, ev, w, choose_w)
+    # kept: entries the fitted model finds at least ``w.cutoff`` as likely as the best (scores are scaled by top)
+    floor = 1.0 - math.log(1.0 / w.cutoff) / (SHARPNESS * top) if top > 0 and 0 < w.cutoff < 1 else 0.0
+    ev.chance = _chances(st, fused, top)
+    rows = group(st, fused, limit, choose)
+    if not (shapes and rows):
+        return rows, 0, floor
+    first = _definition_first(st, ev, fused) + _changed_first(st, ev, fused) + _banned_first(st, ev, fused)
+    firsts = list({r[0]: r for r in first}.values())[:limit]
+    promoted = {r[0] for r in firsts}
+    return (firsts + [r for r in rows if r[0] not in promoted])[:limit], len(firsts), floor
+
+
+def ranked(
+    st: State, question: str, limit: int, source: str | None = None, since: str | None = None, w: Weights = DEFAULT
+) -> tuple[list[tuple[int, int, float]], Evidence | None, bool]:
+    """The cut-off ranking, the evidence behind it, and whether anything was close enough to show."""
+    ev = evidence(st, question, source, since)
+    if ev is None:
+        return [], None, False
+    rows, lead, floor = _rank(st, ev, w, limit)
+    if not rows:
+        return [], ev, False
+    if not is_close(ev, w):
+        return [], ev, False
+    # Close to the best answer, named outright in the question ("ninjitsu" lists every Ninjitsu entry), or put
+    # first for the question's shape.
+    kept = [r for i, r in enumerate(rows) if r[2] >= floor or ev.exact[r[0]] > 0 or i < lead]
+    return kept, ev, True
+
+
+def _chances(st: State, fused: np.ndarray, top: float) -> np.ndarray | None:
+    """Per entry, the fitted softmax's chance that it answers (entries filtered out: 0)."""
+    lex = st.lex
+    if lex is None or top <= 0 or not len(fused):
+        return None
+    per_entry = np.maximum.reduceat(fused, lex.entry_starts).astype(np.float64)
+    allowed = per_entry >= 0
+    z = np.where(allowed, np.exp(SHARPNESS * top * (per_entry - per_entry.max())), 0.0)
+    return (z / z.sum()).astype(np.float32)
+
+
+def _row(st: State, n: int, fused: np.ndarray, paragraph: int | None = None) -> tuple[int, int, float]:
+    """Entry ``n`` as a result row: at ``paragraph`` (default: its opening one), scored by its best paragraph."""
+    lex = st.lex
+    assert lex is not None
+    start = int(lex.entry_starts[n])
+    end = int(lex.entry_starts[n + 1]) if n + 1 < lex.n_entries else lex.n_units
+    para = int(lex.unit_para[start]) if paragraph is None else paragraph
+    return n, para, float(fused[start:end].max())
+
+
+def _definition_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
+    """"What is X?" for an entry named X is answered as ``/define X`` would: that entry, quoted at its opening
+    paragraph (the definition; the ranking would pick the paragraph most like the question, and "Maximum hand
+    size is a stat of the player" is more like "what is my maximum hand size" than the paragraph that says
+    what it is)."""
+    return [_row(st, ev.defines, fused)] if ev.defines >= 0 else []
+
+
+def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
+    """"When was Naval Invasion changed?" is answered as ``/changes`` would: the update-log records that
+    changed an entry named outright in a question with a change word, newest first."""
+    if not ev.asks_change:
+        return []
+    records: dict[str, str] = {}
+    for n in np.flatnonzero(ev.exact > 0).tolist():
+        entry = st.corpus.entries[n]
+        if entry.kind == "update":
+            continue
+        for change in entry.changes:
+            if change.update_id and change.update_id in st.order:
+                records[change.update_id] = max(records.get(change.update_id, ""), change.date or "")
+    newest = sorted(records, key=lambda i: records[i], reverse=True)
+    return [_row(st, st.order[i], fused) for i in newest]
+
+
+def _banned_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
+    """"Is Moshi Eihime banned?" is answered by the banned list's line for that card, as ``/banned`` would
+    (the update that banned it follows in the ranking): a ban word plus a banned card named outright."""
+    if not ev.asks_ban:
+        return []
+    named = dict.fromkeys(st.order[i] for i in st.banned_ids if ev.exact[st.order[i]] > 0)
+    return [_row(st, n, fused) for n in named]

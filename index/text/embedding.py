@@ -1,0 +1,171 @@
+"""The sentence-embedding model: text -> unit vector, with onnxruntime and tokenizers (no PyTorch).
+
+Players ask in their own words ("can my courtier kill himself to cut down an honor loss"),
+which share few words with the rule that answers them; a sentence-embedding model places
+the question near the paragraph by meaning. The model ships inside this package
+(``models/all-MiniLM-L6-v2-int8``: int8 ONNX, its tokenizer, licence and a README saying
+where it comes from). ``L5R_EMBEDDING_MODEL`` points at another folder of the same layout,
+or is ``off``. A model that is missing or fails to load costs one log line: search then
+ranks by words alone and still answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("index")
+
+ENV_MODEL = "L5R_EMBEDDING_MODEL"
+OFF = "off"
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "all-MiniLM-L6-v2-int8"
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+POOLING_FILE = Path("1_Pooling") / "config.json"
+RUN = "one text per call"  # see ``Embedder.embed``; part of ``Embedder.digest``
+MAX_TOKENS = 256  # the model's own max_seq_length (sentence_bert_config.json)
+THREADS = 2  # onnxruntime intra-op threads: the bot runs on small machines next to other work
+
+
+class ModelError(Exception):
+    """The configured model folder cannot be used; the message says why in one line."""
+
+
+def configured_model() -> Path | None:
+    """The model folder from ``L5R_EMBEDDING_MODEL`` (``off`` -> None), else the shipped one."""
+    value = os.environ.get(ENV_MODEL, "").strip()
+    if value.lower() == OFF:
+        return None
+    return Path(value).expanduser() if value else DEFAULT_MODEL
+
+
+def check_model_setting(value: str) -> str | None:
+    """Why ``value`` is not a usable ``L5R_EMBEDDING_MODEL`` (None when it is): for settings validation."""
+    value = value.strip()
+    if not value or value.lower() == OFF:
+        return None
+    folder = Path(value).expanduser()
+    if not folder.is_dir():
+        return f"not a folder: {value!r} (use a model folder or 'off')"
+    missing = [name for name in (MODEL_FILE, TOKENIZER_FILE) if not (folder / name).is_file()]
+    if missing:
+        return f"{value!r} has no {' or '.join(missing)} (use a model folder or 'off')"
+    return None
+
+
+def model_digest(folder: Path) -> str:
+    """SHA-256 over the files that decide the vectors (weights, tokenizer, pooling), so a swap rebuilds."""
+    h = hashlib.sha256(b"embedding-model:1\n")
+    for rel in (MODEL_FILE, TOKENIZER_FILE, str(POOLING_FILE)):
+        path = folder / rel
+        h.update(rel.encode() + b"\0")
+        if path.is_file():
+            with path.open("rb") as f:
+                h.update(hashlib.file_digest(f, "sha256").digest())
+        else:
+            h.update(b"<absent>")
+    return h.hexdigest()
+
+
+class Embedder:
+    """One loaded model: ``embed`` gives L2-normalised float32 rows, so cosine similarity is a dot product."""
+
+    def __init__(self, folder: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.folder = folder
+        for rel in (MODEL_FILE, TOKENIZER_FILE):
+            if not (folder / rel).is_file():
+                raise ModelError(f"{folder} has no {rel}")
+        # the way texts are run is part of what decides a vector: batched vectors (before) are not reused
+        self.digest = hashlib.sha256(f"{model_digest(folder)}\nrun:{RUN}".encode()).hexdigest()
+        self.name = folder.name
+        self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.no_padding()  # the shipped tokenizer.json pads to 128; batches are padded here instead
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = THREADS
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # warnings about unused initialisers are noise in a bot's log
+        self._session = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._lock = threading.Lock()  # tokenizers' padding state is per object; keep encode calls serial
+        probe = self._run(["probe"])
+        self.dim = int(probe.shape[1])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors for ``texts`` (one row each), each text run on its own.
+
+        The int8 model quantises its activations with one scale per call, computed over everything in the
+        call: batched, a text's vector moved with its batch-mates (cosines as low as 0.975), so the same
+        corpus ranked differently after a cold build and after a cached rebuild, and kept questions were
+        not embedded as a player's question is. Alone, a vector depends on its text only, which is also
+        what the (model, text) cache assumes. It costs about twice the time of batches of 8.
+        """
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = self._run([text])[0]
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One question's vector (1-D)."""
+        return self._run([text])[0]
+
+    def read_share(self, text: str) -> float:
+        """The share of ``text``'s tokens the model reads (it stops at ``MAX_TOKENS``): 1.0 for any question
+        of ordinary length, less for a long paste, whose vector then speaks only for its start."""
+        with self._lock:
+            enc = self._tokenizer.encode(text)
+        rest = sum(len(o.ids) for o in enc.overflowing)
+        return len(enc.ids) / (len(enc.ids) + rest) if rest else 1.0
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = enc.attention_mask
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        # Mean pooling over real tokens (1_Pooling/config.json: pooling_mode_mean_tokens), then L2 norm.
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+_cache: dict[str, Embedder | None] = {}
+_cache_lock = threading.Lock()
+
+
+def load(folder: Path | None) -> Embedder | None:
+    """The embedder for ``folder`` (None: off), loaded once per process; a failure logs one line -> None."""
+    if folder is None:
+        return None
+    key = str(folder.resolve()) if folder.exists() else str(folder)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+        try:
+            embedder: Embedder | None = Embedder(folder)
+        except Exception as exc:  # any failure: answer by words alone rather than not at all
+            log.warning(
+                "embedding model %s unavailable (%s: %s); ranking by words only",
+                folder,
+                type(exc).__name__,
+                str(exc).splitlines()[0] if str(exc) else "",
+            )
+            embedder = None
+        _cache[key] = embedder
+        return embedder
