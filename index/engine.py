@@ -27,7 +27,7 @@ from glossary.model import Corpus, Entry
 from index.build import rebuild, store, vectors
 from index.build.rebuild import ReloadFailed, ReloadRefused, with_model
 from index.build.state import State, build_state
-from index.query import history, hits, names, ranking
+from index.query import history, names, passages, ranking
 from index.query.overlay import BaseStats, Meaning, Overlay, build_overlay
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
 from index.text import embedding
@@ -258,14 +258,22 @@ class Engine:
     ) -> list[Hit]:
         """Rank all entries for a natural-language question; never raises on odd text (bad filters: ValueError)."""
 
-        def run(st: State) -> list[Hit]:
-            found, ev = hits.search_with_evidence(st, question, limit, source, since)
-            if overlay is None:
-                return found
-            # The one place shared ranking meets a scope's entries: index.query.overlay places them among the hits,
-            # by words and by meaning (the question's vector from the ranking above, not embedded again).
-            meaning = _meaning(st, ev, found)
-            return overlay.merge_search(found, question, limit, _base_stats(st), source, since, meaning)
+        return self._query(lambda st: _search(st, question, limit, source, since, overlay)[0])
+
+    def ask(
+        self, question: str, limit: int = 5, near: int = 5, overlay: Overlay | None = None
+    ) -> tuple[list[Hit], list[Entry]]:
+        """``search``, and when nothing answers closely the ``near`` entries nearest to the question.
+
+        Both come from one analysis of the question on one build: the question is embedded once, and a
+        ``/reload`` between the two cannot make them answer from different builds.
+        """
+
+        def run(st: State) -> tuple[list[Hit], list[Entry]]:
+            found, ev = _search(st, question, limit, None, None, overlay)
+            if found or near <= 0:
+                return found, []
+            return found, _nearest(st, question, ev, near)
 
         return self._query(run)
 
@@ -293,14 +301,7 @@ class Engine:
     def nearest_terms(self, question: str, limit: int = 5) -> list[Entry]:
         """Entries nearest to a question that nothing answers closely: offered as "nearest terms"."""
 
-        def run(st: State) -> list[Entry]:
-            ev = ranking.evidence(st, question)
-            if ev is None:
-                return names.define(st, question, limit).candidates[:limit]
-            rows = ranking.group(st, ranking.fuse(st, ev), limit)
-            return [st.corpus.entries[n] for n, _p, _s in rows]
-
-        return self._query(run)
+        return self._query(lambda st: _nearest(st, question, ranking.evidence(st, question), limit))
 
     def section(self, ref: str, limit: int = 5) -> list[Hit]:
         """A ruleset section by number ("II.F", "Cardinal Rule 2") or name ("deck construction")."""
@@ -366,6 +367,27 @@ class Engine:
             # players' questions kept for paragraphs (index/build/asked.py) that the ranking uses: 0 with the model off
             "kept_questions": len(st.questions.texts) if st.question_vectors is not None else 0,
         }
+
+
+def _search(
+    st: State, question: str, limit: int, source: str | None, since: str | None, overlay: Overlay | None
+) -> tuple[list[Hit], ranking.Evidence | None]:
+    """The hits for a question on one build, a scope's rulings placed among them, and the evidence behind them."""
+    found, ev = passages.search_with_evidence(st, question, limit, source, since)
+    if overlay is None:
+        return found, ev
+    # The one place shared ranking meets a scope's entries: index.query.overlay places them among the hits,
+    # by words and by meaning (the question's vector from the ranking above, not embedded again).
+    meaning = _meaning(st, ev, found)
+    return overlay.merge_search(found, question, limit, _base_stats(st), source, since, meaning), ev
+
+
+def _nearest(st: State, question: str, ev: ranking.Evidence | None, limit: int) -> list[Entry]:
+    """Entries nearest to a question that nothing answers closely (by names when there is no evidence)."""
+    if ev is None:
+        return names.define(st, question, limit).candidates[:limit]
+    rows = ranking.group(st, ranking.fuse(st, ev), limit)
+    return [st.corpus.entries[n] for n, _p, _s in rows]
 
 
 def _meaning(st: State, ev: ranking.Evidence | None, hits: list[Hit]) -> Meaning | None:

@@ -308,13 +308,13 @@ async def test_mentions_cannot_ping_and_are_escaped(judge) -> None:
 async def test_slow_lookup_defers_then_answers(judge, monkeypatch) -> None:
     fake, bot = judge
     monkeypatch.setattr(views, "DEFER_AT", 0.05)  # seconds after the interaction's creation
-    real_search = bot.engine.search
+    real_ask = bot.engine.ask
 
-    def slow_search(*args, **kwargs):
+    def slow_ask(*args, **kwargs):
         time.sleep(0.6)
-        return real_search(*args, **kwargs)
+        return real_ask(*args, **kwargs)
 
-    monkeypatch.setattr(bot.engine, "search", slow_search)
+    monkeypatch.setattr(bot.engine, "ask", slow_ask)
     rec = await fake.invoke_command("ask", {"question": "is a terrain an enemy card"}, user=fake.new_member())
     assert rec.response_type == 5
     assert rec.latency is not None and rec.latency < 0.6  # acknowledged before the lookup finished
@@ -405,7 +405,7 @@ async def test_internal_error_is_a_short_ephemeral_message(judge, monkeypatch, c
     def broken(*args, **kwargs):
         raise RuntimeError("index exploded")
 
-    monkeypatch.setattr(bot.engine, "search", broken)
+    monkeypatch.setattr(bot.engine, "ask", broken)
     rec = await fake.invoke_command("ask", {"question": "anything"}, user=fake.new_member())
     assert rec.ephemeral
     content = rec.message["content"]

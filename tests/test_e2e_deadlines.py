@@ -74,7 +74,7 @@ async def test_deferred_by_the_interactions_creation_time_not_the_commands_start
     """Delivered 1.2 s late with a 1 s lookup: the defer must go out by 1.5 s after creation.
     Timed from the command's start (the old way) it would go out at 3.2 s and be refused."""
     fake, bot = running
-    slow(monkeypatch, bot, "search", 1.0)
+    slow(monkeypatch, bot, "ask", 1.0)
     rec = await fake.invoke_command(
         "ask", {"question": "is a terrain an enemy card"}, user=fake.new_member(), age=1.2, timeout=8
     )
@@ -94,7 +94,7 @@ async def test_a_full_queue_gets_the_busy_reply_and_every_interaction_one_respon
     lookups = Lookups(workers=1, max_wait=2.0)
     lookups.seconds_per_lookup = 0.6  # as measured: room for three in the queue, the third past DEFER_AT
     monkeypatch.setattr(bot, "lookups", lookups)
-    slow(monkeypatch, bot, "search", 0.6)
+    slow(monkeypatch, bot, "ask", 0.6)
     recs = await asyncio.gather(
         *(
             fake.invoke_command("ask", {"question": "terrain"}, user=fake.new_member(), timeout=10)
@@ -152,7 +152,7 @@ async def test_close_drains_the_answer_in_flight_then_closes_with_1000(engine, t
         settings = Settings(token="fake-token", api_base=fake.api_base, index_dir=tmp_path / "index")
         bot = JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)
         async with bot_running(fake, bot):
-            slow(monkeypatch, bot, "search", 0.8)
+            slow(monkeypatch, bot, "ask", 0.8)
             rec = await fake.invoke_command("ask", {"question": "terrain"}, settle=False)
             await fake.wait_for(lambda: bot.lookups.pending > 0, 5, "the lookup to start")
             started = time.monotonic()
@@ -171,7 +171,7 @@ async def test_an_answer_that_outlives_the_grace_is_not_waited_for(engine, tmp_p
         )
         bot = JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)
         async with bot_running(fake, bot):
-            slow(monkeypatch, bot, "search", 2.0)
+            slow(monkeypatch, bot, "ask", 2.0)
             await fake.invoke_command("ask", {"question": "terrain"}, settle=False)
             await fake.wait_for(lambda: bot.lookups.pending > 0, 5, "the lookup to start")
             started = time.monotonic()

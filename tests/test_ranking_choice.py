@@ -12,7 +12,7 @@ import pytest
 from benchmarks.quality import evaluate, training
 from glossary.loader import SHIPPED_SOURCES
 from index.engine import Engine
-from index.query import ranking
+from index.query import passages, ranking
 from index.text import expansion
 from index.text.analysis import fold
 from index.text.thesaurus import PLAYER_TO_RULES
@@ -168,18 +168,17 @@ def test_held_out_sets_are_scored_beside_what_each_change_replaced(engine: Engin
 
 
 def test_a_hit_analyses_only_the_paragraph_it_quotes(engine: Engine) -> None:
-    from index.query import hits
 
     st = engine._st
     entry = st.by_id["glossary:experienced"]  # twenty paragraphs
     st.para_tokens.pop(entry.id, None)
     st.one_para_tokens.clear()
-    hit = hits.make_hit(st, entry, 1.0, {"overlay": 1.0}, paragraph=13)
-    assert hit.paragraph == 13 and "**overlay**" in hit.snippet
+    hit = passages.make_hit(st, entry, 1.0, {"overlay": 1.0}, paragraph=13)
+    assert hit.paragraph == 13 and "overlay" in [hit.quote[a:b].lower() for a, b in hit.spans]
     assert entry.id not in st.para_tokens and list(st.one_para_tokens) == [(entry.id, 13)]
     # without a chosen paragraph every paragraph is analysed (the best one is picked from them)
-    best = hits.make_hit(st, entry, 1.0, {"overlay": 1.0})
-    assert entry.id in st.para_tokens and "**overlay**" in best.snippet
+    best = passages.make_hit(st, entry, 1.0, {"overlay": 1.0})
+    assert entry.id in st.para_tokens and "overlay" in [best.quote[a:b].lower() for a, b in best.spans]
     assert st.paragraph_tokens_at(entry, 13) == st.para_tokens[entry.id][13]
 
 

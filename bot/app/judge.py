@@ -132,9 +132,8 @@ class Judge:
 
     def ask(self, question: str) -> Answer:
         question = _clean(question, "question")[:QUERY_LIMIT]
-        hits = self.engine.search(question, limit=ASK_LIMIT, overlay=self.overlay)
-        # Nothing close: say so, and offer the nearest terms rather than a list of noise.
-        near = self.engine.nearest_terms(question, limit=NEAR_LIMIT) if not hits else []
+        # Nothing close: the nearest terms rather than a list of noise (one analysis of the question for both).
+        hits, near = self.engine.ask(question, limit=ASK_LIMIT, near=NEAR_LIMIT, overlay=self.overlay)
         return self.composer.ask(question, hits, near)
 
     def rule(self, ref: str) -> Answer:

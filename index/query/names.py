@@ -16,7 +16,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from glossary.model import Entry
 from index.build.state import CODE, KIND_PRIORITY, ROMAN, SECTION_KINDS, Completer, State
-from index.query import hits, parsing
+from index.query import parsing, passages
 from index.results import DefineResult, Hit
 from index.text.analysis import STOPS, fold, stem
 
@@ -94,7 +94,7 @@ def _lookup(st: State, term: str, limit: int = 5) -> DefineResult:
     fuzzy = _fuzzy_names(st, key, limit)
     if fuzzy:
         return fuzzy
-    found = hits.search(st, term, limit=limit)
+    found = passages.search(st, term, limit=limit)
     if not found:
         return DefineResult(None, [], "none")
     if len(found) == 1 or found[0].score >= 1.5 * found[1].score:
@@ -239,10 +239,10 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
         ]
         ranked = list(dict.fromkeys([ranked[0], *children, *ranked[1:]]))
     weights, _raw = parsing.query_terms(st, ref)
-    hits = [hits.make_hit(st, st.by_id[i], 100.0 - n, weights) for n, i in enumerate(ranked[:limit])]
+    hits = [passages.make_hit(st, st.by_id[i], 100.0 - n, weights) for n, i in enumerate(ranked[:limit])]
     if len(hits) < limit:
         seen = {h.entry.id for h in hits}
-        extra = [h for h in hits.search(st, ref, limit=limit * 3) if h.entry.id not in seen]
+        extra = [h for h in passages.search(st, ref, limit=limit * 3) if h.entry.id not in seen]
         extra.sort(key=lambda h: 0 if h.entry.kind in SECTION_KINDS else 1)
         hits += extra[: limit - len(hits)]
     return hits

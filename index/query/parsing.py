@@ -2,7 +2,7 @@
 
 No user text ever reaches a query parser: the question is analysed with the index's own tokenizer and
 unknown words are corrected against the index vocabulary, so "OR OR (" or "title:x" are just words.
-Ranking (``index.query.ranking``) and hit building (``index.query.hits``) build on this; it imports
+Ranking (``index.query.ranking``) and hit building (``index.query.passages``) build on this; it imports
 neither, so the three form a line, not a circle.
 """
 

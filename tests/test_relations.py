@@ -1,0 +1,148 @@
+"""Relations in the answer model: each kind is said only where the sources support it, at the level where
+it is true (a paragraph or the whole entry), and every related text carries its own citation.
+
+The premises come from the shipped sources: the Obsidian Hand updates of 10/20/2015 and 10/25/2015 concern
+Terrain's second paragraph (one Terrain per battlefield), not its third (a Terrain is never an enemy card);
+the Obsidian Hand's B. Family Honor states the glossary's Family Honor in its own words; the ruleset gives
+Seppuku twice in different words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app.answer import Answer, Block, Citation, Group, Quote, Relation, plain_text
+from bot.app.compose import Composer
+from bot.app.judge import Judge
+from glossary.loader import SHIPPED_SOURCES
+from index.engine import Engine
+from tests.rendering import discord_text, to_text
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "glossary" / "house_examples"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("index"))
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def with_house(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judge]:
+    eng = Engine.open([SHIPPED_SOURCES, EXAMPLES], tmp_path_factory.mktemp("index"))
+    yield Judge(eng)
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def judge(engine: Engine) -> Judge:
+    return Judge(engine)
+
+
+def walk(blocks: list[Block]) -> Iterator[Block]:
+    for block in blocks:
+        yield block
+        if isinstance(block, Group):
+            yield from walk(block.blocks)
+
+
+def first_result(answer: Answer, entry_id: str) -> list[Block]:
+    """The blocks of the result that quotes ``entry_id``."""
+    for item in answer.items:
+        blocks = list(walk(item.blocks))
+        if any(isinstance(b, Quote) and b.entry.id == entry_id and b.role == "hit" for b in blocks):
+            return blocks
+    raise AssertionError(f"{entry_id} is not among the results of {answer.title!r}")
+
+
+def relations(blocks: list[Block]) -> list[Relation]:
+    return [b for b in blocks if isinstance(b, Relation)]
+
+
+def quoted_paragraph(blocks: list[Block], entry_id: str) -> int | None:
+    return next(b.paragraph for b in blocks if isinstance(b, Quote) and b.entry.id == entry_id and b.role == "hit")
+
+
+def test_terrain_paragraph_3_is_amended_by_nothing(judge: Judge) -> None:
+    answer = judge.ask("does a terrain count as an enemy card")
+    blocks = first_result(answer, "glossary:terrain")
+    assert quoted_paragraph(blocks, "glossary:terrain") == 2
+    assert relations(blocks) == []
+    shown = to_text(answer) + discord_text(answer)
+    assert "amends" not in shown and "10/25/2015" not in shown and "10/20/2015" not in shown
+
+
+def test_terrain_paragraph_2_is_amended_by_both_updates_latest_first(judge: Judge) -> None:
+    answer = judge.ask("can I play a second terrain if one is already out at this battlefield")
+    blocks = first_result(answer, "glossary:terrain")
+    assert quoted_paragraph(blocks, "glossary:terrain") == 1
+    found = [r for r in relations(blocks) if r.kind != "house-ruling"]
+    assert [(r.kind, r.entry.id, r.scope, r.earlier) for r in found] == [
+        ("amends", "obsidian-hand:update-2015-10-25", (1,), False),
+        ("amends", "obsidian-hand:update-2015-10-20", (1,), True),
+    ]
+    for r in found:  # each related text is quoted verbatim with its own citation
+        assert r.quote is not None and r.quote.text == r.entry.text
+        assert isinstance(r.citation, Citation) and r.citation.entry is r.entry
+    text = to_text(answer)
+    latest = text.index("the latest update on this, Update 10/25/2015")
+    earlier = text.index("an earlier update, Update 10/20/2015")
+    assert latest < earlier
+    assert "Updates › Update 10/25/2015, lines 14-15" in text  # the update's own lines, not Terrain's
+
+
+def test_terrain_shown_whole_names_the_paragraph_the_updates_amend(judge: Judge) -> None:
+    answer = judge.define("terrain")
+    found = [r for r in relations(list(walk(answer.body))) if r.kind != "house-ruling"]
+    assert {(r.kind, r.scope) for r in found} == {("amends", (1,))}
+    text = to_text(answer)
+    assert "amends paragraph 2 (in that format)" in text
+    assert "amends this" not in text  # "this" would be the whole entry: not true
+
+
+def test_family_honor_is_restated_by_the_obsidian_hand_not_amended(judge: Judge) -> None:
+    for answer in (judge.ask("family honor"), judge.define("family honor")):
+        blocks = list(walk([b for item in answer.items for b in item.blocks] + answer.body))
+        found = [r for r in relations(blocks) if r.of.id == "glossary:family-honor"]
+        assert [(r.kind, r.entry.id) for r in found] == [("restates", "obsidian-hand:ii-b-family-honor")]
+        shown = to_text(answer) + discord_text(answer)
+        assert "in its own words in B. Family Honor" in shown
+        assert "amends" not in shown and "Overridden" not in shown
+
+
+def test_a_rule_stated_twice_in_other_words_is_quoted_with_its_own_citation(judge: Judge) -> None:
+    answer = judge.ask("what is seppuku")
+    blocks = first_result(answer, "obsidian-hand:ability-seppuku")
+    found = [r for r in relations(blocks) if r.kind == "restated-elsewhere"]
+    assert len(found) == 1 and found[0].differs
+    other = found[0].entry
+    assert other.id == "obsidian-hand:guideline-player-abilities"
+    assert found[0].quote is not None and found[0].quote.text in other.text  # verbatim, from the other entry
+    assert found[0].citation is not None and found[0].citation.entry is other
+    assert "The ruleset states this again in" in to_text(answer)
+
+
+def test_a_house_ruling_is_labelled_as_a_ruling_never_as_the_formats_rule(with_house: Judge) -> None:
+    answer = with_house.define("terrain")
+    found = [r for r in relations(list(walk(answer.body))) if r.entry.source == "house"]
+    assert found and all(r.kind == "house-ruling" and r.scope is None for r in found)
+    text = to_text(answer)
+    for r in found:
+        assert f"House ruling — {r.entry.label}" in text
+        assert f"In The Obsidian Hand Ruleset, {r.entry.label}" not in text
+
+
+def test_an_update_whose_paragraph_is_unclear_concerns_the_entry_not_this_paragraph(engine: Engine) -> None:
+    """Where the texts do not say which paragraph an update concerns, a quoted paragraph is never said to be
+    amended by it: the answer says the update concerns the entry and that which paragraph is not clear."""
+    composer = Composer(engine.get, scope=lambda _rule, _entry: None)
+    terrain = engine.get("glossary:terrain")
+    assert terrain is not None
+    found = composer.relations(terrain, paragraph=2)
+    assert {r.kind for r in found} == {"concerns-entry"}
+    words = " ".join(plain_text(r.heading) for r in found)
+    assert "which paragraph it concerns is not clear" in words and "amends" not in words
