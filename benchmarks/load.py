@@ -79,7 +79,7 @@ async def run(burst: int, rate: float, seconds: float, reload: bool, workers: in
                     )
                     await load.settle(60)
                 took = time.perf_counter() - started
-                metrics = await bot.discord_bot.metrics()
+                metrics = await bot.metrics()
             log = bot.log_text()
     reload_text = FakeDiscord.text_of(load.reload.message) if load.reload and load.reload.message else None
     return {

@@ -5,6 +5,7 @@ python -m bot run                  # the bot, or exit 2 with one line when DISCO
 python -m bot console              # console even with a token
 python -m bot ask "/define target" # answer one command and exit
 python -m bot health               # ask the running bot's /healthz (HEALTH_PORT): exit 0 healthy, 1 not
+python -m bot export site/         # write the browsable HTML rulebook into site/ (--sources, --title)
 
 The bot stops cleanly on SIGTERM or SIGINT (gateway closed with 1000, answers in flight
 finished, exit 0); a second signal stops waiting for them.
@@ -17,6 +18,7 @@ import asyncio
 import logging
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings, SettingsError
@@ -33,6 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     ask.add_argument("command", nargs="+", help="a command line such as /banned moshi eihime")
     sub.add_parser("run", help="run the Discord bot (needs DISCORD_TOKEN)")
     sub.add_parser("health", help="ask the running bot's health endpoint (HEALTH_PORT); exit 0 when healthy")
+    export = sub.add_parser("export", help="write the browsable HTML rulebook (a static site) into OUT_DIR")
+    export.add_argument("out_dir", metavar="OUT_DIR", help="folder to write the site into (created if needed)")
+    export.add_argument(
+        "--sources",
+        action="append",
+        metavar="PATH",
+        help="a source file or folder (repeatable; default: L5R_SOURCES and L5R_HOUSE_RULINGS, else the shipped rules)",
+    )
+    export.add_argument("--title", default=None, help="the title on every page (default: L5R rules judge: rulebook)")
     args = parser.parse_args(argv)
 
     try:
@@ -44,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     mode = args.mode or ("run" if settings.token else "console")
     if mode == "health":
         return check_health(settings)
+    if mode == "export":
+        return export_rulebook(settings, args.out_dir, args.sources, args.title)
     if mode == "run" and not settings.token:
         print("error: DISCORD_TOKEN is not set (set it, or use `python -m bot console`)", file=sys.stderr)
         return 2
@@ -79,6 +92,41 @@ def check_health(settings: Settings) -> int:
     status, line = probe(settings.health_port, settings.health_host)
     print(line, file=sys.stdout if status == 0 else sys.stderr)
     return status
+
+
+def export_rulebook(settings: Settings, out_dir: str, sources: list[str] | None, title: str | None) -> int:
+    """``python -m bot export``: the rulebook as the judge answers (``bot.app.rulebook``), with the paragraph
+    scopes of the search index, so an amendment stands under the paragraph it amends. The index is opened
+    (built if needed) in the configured folder, as the console does. Exit 1 when a source cannot be read."""
+    from bot.app.rulebook import DEFAULT_TITLE
+    from bot.app.rulebook import export_rulebook as write_site
+    from bot.app.startup import source_paths
+    from glossary.loader import unreadable_message, unreadable_sources
+    from index.engine import Engine
+
+    paths = [Path(p) for p in sources] if sources else source_paths(settings)
+    unreadable = unreadable_sources(paths)
+    if unreadable:  # never publish a silently smaller rulebook
+        print(f"error: {unreadable_message(unreadable)}", file=sys.stderr)
+        return 1
+    logging.basicConfig(level=max(settings.log_level_number, logging.WARNING), format="%(levelname)s %(message)s")
+    try:
+        engine = Engine.open(paths, settings.index_dir)
+    except Exception as exc:  # a broken source folder or index dir: one line, not a traceback
+        print(f"error: could not open the rules index: {exc}", file=sys.stderr)
+        return 1
+    try:
+        corpus = engine.corpus
+        for error in corpus.errors:
+            print(f"error: {error}", file=sys.stderr)
+        written = write_site(corpus.entries, Path(out_dir), title or DEFAULT_TITLE, scope=engine.scope)
+    except (OSError, ValueError) as exc:  # a folder that cannot be written; duplicate ids (a linker bug)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        engine.close()
+    print(f"wrote {len(written)} file(s) to {out_dir}")
+    return 1 if corpus.errors else 0
 
 
 def unreadable_sources_problem(settings: Settings) -> str | None:

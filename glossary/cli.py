@@ -1,4 +1,4 @@
-"""``python -m glossary``: summary, ``parse``, ``lint`` and ``export`` over the source documents.
+"""``python -m glossary``: summary, ``parse`` and ``lint`` over the source documents.
 
 The JSON printed by ``parse --json`` is a documented, stable format (see README) that other
 tools read, so it is exactly ``Entry.to_dict()`` and nothing else.
@@ -13,7 +13,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from glossary.export_html import export_html
 from glossary.loader import ENV_SOURCES, load_corpus, unreadable_message, unreadable_sources
 from glossary.model import ANOMALY_SEVERITY, SEVERITIES, Corpus
 
@@ -100,23 +99,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return 1 if (args.strict and (counts["error"] or counts["warning"])) else 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    corpus = load_corpus(_paths(args))
-    _report_errors(corpus)
-    try:
-        written = export_html(corpus.entries, Path(args.html))
-    except ValueError as exc:  # duplicate ids: the linker renames them, so this means a bug, said in one line
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"wrote {len(written)} file(s) to {args.html}")
-    return 1 if corpus.errors else 0
-
-
 # name -> (handler, help); the order is the order of ``--help``.
 _COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
     "parse": (cmd_parse, "print the parsed entries"),
     "lint": (cmd_lint, "list anomalies with file:line"),
-    "export": (cmd_export, "render a static HTML rulebook"),
     "summary": (cmd_summary, "count what was parsed (the default)"),
 }
 
@@ -146,15 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LEVEL",
         help=f"show only these severities: {', '.join(SEVERITIES)} (repeatable, or a comma list)",
     )
-    commands["export"].add_argument(
-        "--html", required=True, metavar="OUT_DIR", help="folder to write the site into"
-    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["export"]:  # the HTML rulebook renders the judge's answers, so the application writes it
+        print("error: the HTML rulebook is written by `python -m bot export OUT_DIR` now", file=sys.stderr)
+        return 2
     if not argv or (argv[0] not in _COMMANDS and argv[0] not in {"-h", "--help"}):
         # The summary is the default: `python -m glossary PATH` / `--sources PATH` mean `summary PATH`.
         argv = ["summary", *argv]

@@ -353,7 +353,7 @@ async def test_commands_synced_only_when_changed(bot: JudgeBot) -> None:
         assert await bot.sync_commands() is True
         assert await bot.sync_commands() is False
         assert sync.call_count == 1
-        assert (bot.app.settings.state_dir / "commands.sha256").read_text().strip() == bot.command_digest()
+        assert (bot.settings.state_dir / "commands.sha256").read_text().strip() == bot.command_digest()
         await bot.unload_extension("bot.discord_bot.cogs.meta")  # a definition changed
         assert await bot.sync_commands() is True
         assert sync.call_count == 2

@@ -1,4 +1,5 @@
-"""The static rulebook: verbatim text, one anchor per entry id, links that resolve, change log order."""
+"""The static rulebook (``bot.app.rulebook``, rendered by ``bot.app.renderers.html``): verbatim text, one anchor
+per entry id, links that resolve, change log order, and relations worded and placed as the composer decides."""
 
 from __future__ import annotations
 
@@ -12,15 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glossary.export_html import (
-    browser_url,
-    entry_href,
-    export_html,
-    paragraph_href,
-    paragraph_id,
-    render_literal,
-    render_markdown,
-)
+from bot.app.renderers.html import browser_url, render_literal, render_markdown
+from bot.app.rulebook import entry_href, export_rulebook, paragraph_href, paragraph_id
 from glossary.house import EXAMPLES_DIR
 from glossary.loader import SHIPPED_SOURCES, load_corpus
 from glossary.model import Change, CrossRef, Entry, Location
@@ -38,8 +32,8 @@ class _Page(HTMLParser):
     """Collects ids, links, scripts, the visible text of each ``<p>`` and of each paragraph element
     (``class="para"``: a ``<p>``, a bullet ``<li>`` or a house ruling's ``<div>``) of one page.
 
-    A paragraph's ``¶N · line L`` citation (``a.cite``) and the items nested inside a bullet are not
-    part of its text.
+    A paragraph's ``¶N · line L`` citation (``a.cite``), the items nested inside a bullet and a relation
+    shown under it (``div.relation``: an amendment of that paragraph, quoted) are not part of its text.
     """
 
     def __init__(self) -> None:
@@ -56,10 +50,13 @@ class _Page(HTMLParser):
         self._open: list[tuple[str, str]] = []  # (tag, paragraph id) of open paragraph elements
         self._lists = 0
         self._in_cite = 0
+        self._in_relation = 0  # open <div>s from a div.relation down
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         self.tags.append(tag)
+        if tag == "div" and (self._in_relation or "relation" in (a.get("class") or "").split()):
+            self._in_relation += 1
         if a.get("id"):
             self.ids.append(a["id"] or "")
         if tag == "a" and a.get("href") is not None:
@@ -73,7 +70,7 @@ class _Page(HTMLParser):
         if tag == "p":
             self._in_p += 1
             self.paragraphs.append("")
-        if "para" in (a.get("class") or "").split():
+        if "para" in (a.get("class") or "").split() and not self._in_relation:
             ident = a.get("id") or ""
             self._open.append((tag, ident))
             self.paras[ident] = ""
@@ -88,6 +85,9 @@ class _Page(HTMLParser):
             self._lists -= 1
         if tag == "a" and self._in_cite:
             self._in_cite -= 1
+        if self._in_relation:
+            self._in_relation -= tag == "div"
+            return
         if self._open and self._open[-1][0] == tag:
             self._open.pop()
 
@@ -98,6 +98,8 @@ class _Page(HTMLParser):
             return
         if self._in_p:
             self.paragraphs[-1] += data
+        if self._in_relation:
+            return
         if self._open and self._lists == self.depth[self._open[-1][1]]:  # not in a list nested inside it
             self.paras[self._open[-1][1]] += data
 
@@ -186,7 +188,7 @@ def _all_links_resolve(out: Path) -> list[str]:
 
 
 def test_files_written_and_every_entry_has_its_anchor(entries: list[Entry], tmp_path: Path) -> None:
-    written = export_html(entries, tmp_path / "site", title="Test rulebook")
+    written = export_rulebook(entries, tmp_path / "site", title="Test rulebook")
     assert [p.name for p in written] == [
         "index.html", "glossary.html", "obsidian-hand.html", "house.html", "banned.html", "changes.html", "style.css",
     ]
@@ -198,7 +200,7 @@ def test_files_written_and_every_entry_has_its_anchor(entries: list[Entry], tmp_
 
 
 def test_every_link_resolves_and_pages_are_phone_ready(entries: list[Entry], tmp_path: Path) -> None:
-    export_html(entries, tmp_path)
+    export_rulebook(entries, tmp_path)
     assert _all_links_resolve(tmp_path) == []
     for path in tmp_path.glob("*.html"):
         page = parse_page(path)
@@ -209,14 +211,14 @@ def test_every_link_resolves_and_pages_are_phone_ready(entries: list[Entry], tmp
 
 
 def test_rule_text_is_shown_exactly_as_written(entries: list[Entry], tmp_path: Path) -> None:
-    export_html(entries, tmp_path)
+    export_rulebook(entries, tmp_path)
     shown = parse_page(tmp_path / "glossary.html").paragraphs
     for paragraph in TERRAIN + entries[1].paragraphs:
         assert paragraph in shown
 
 
 def test_cross_references_overrides_and_judge(entries: list[Entry], tmp_path: Path) -> None:
-    export_html(entries, tmp_path)
+    export_rulebook(entries, tmp_path)
     house = (tmp_path / "house.html").read_text(encoding="utf-8")
     assert '<a href="glossary.html#glossary:terrain">Terrain</a>' in house
     assert "Applies to: " in house and "Ranged Attack" in house and "Nowhere" in house
@@ -245,7 +247,7 @@ def test_cross_references_overrides_and_judge(entries: list[Entry], tmp_path: Pa
 
 
 def test_house_markdown_is_rendered_without_raw_html_or_unsafe_links(entries: list[Entry], tmp_path: Path) -> None:
-    export_html(entries, tmp_path)
+    export_rulebook(entries, tmp_path)
     house = (tmp_path / "house.html").read_text(encoding="utf-8")
     assert "<em>no longer in play</em>" in house
     assert "<li>effects end</li>" in house
@@ -256,7 +258,7 @@ def test_house_markdown_is_rendered_without_raw_html_or_unsafe_links(entries: li
 
 
 def test_change_log_is_newest_first_and_links_each_entry(entries: list[Entry], tmp_path: Path) -> None:
-    export_html(entries, tmp_path)
+    export_rulebook(entries, tmp_path)
     page = (tmp_path / "changes.html").read_text(encoding="utf-8")
     order = ["2026-11-01", "2016-02-15", "2015-10-25", "2008-05-21", "2007-09-25"]
     positions = [page.index(f"<time>{d}</time>") for d in order]
@@ -268,7 +270,7 @@ def test_change_log_is_newest_first_and_links_each_entry(entries: list[Entry], t
 
 
 def test_banned_page_groups_cards(entries: list[Entry], tmp_path: Path) -> None:
-    export_html(entries, tmp_path)
+    export_rulebook(entries, tmp_path)
     page = (tmp_path / "banned.html").read_text(encoding="utf-8")
     assert "<h2>Personalities</h2>" in page
     assert '<a href="obsidian-hand.html#obsidian-hand:banned-moshi-eihime">Moshi Eihime</a>' in page
@@ -276,7 +278,7 @@ def test_banned_page_groups_cards(entries: list[Entry], tmp_path: Path) -> None:
 
 
 def test_index_lists_by_source_letter_and_section(entries: list[Entry], tmp_path: Path) -> None:
-    export_html(entries, tmp_path)
+    export_rulebook(entries, tmp_path)
     index = parse_page(tmp_path / "index.html")
     # Moshi Eihime is a banned card, not a rules term: under "Banned cards A–Z", not "Rules A–Z"
     assert {"by-source", "by-letter", "by-section", "letter-T", "letter-U", "banned-by-letter", "banned-M"} <= set(
@@ -290,7 +292,7 @@ def test_index_lists_by_source_letter_and_section(entries: list[Entry], tmp_path
 
 def test_duplicate_ids_are_refused(entries: list[Entry], tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"^duplicate entry id 'glossary:terrain' \(f\.txt:1\)"):
-        export_html([*entries, entries[0]], tmp_path)
+        export_rulebook([*entries, entries[0]], tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -325,7 +327,7 @@ def test_real_corpus_exports_every_entry_and_links_resolve(tmp_path: Path) -> No
     corpus = load_corpus([SHIPPED_SOURCES, EXAMPLES_DIR])
     assert corpus.errors == []
     assert {e.source for e in corpus.entries} == {"glossary", "obsidian-hand", "house"}
-    export_html(corpus.entries, tmp_path)
+    export_rulebook(corpus.entries, tmp_path)
     ids = set()
     for path in tmp_path.glob("*.html"):
         if path.name not in {"index.html", "banned.html", "changes.html"}:
@@ -355,7 +357,7 @@ def test_probable_date_is_said_once_and_unknown_overriders_keep_their_source(tmp
                         probable_date="2008-05-30")],
         overridden_by=["house:not-exported"],
     )
-    export_html([resolve], tmp_path)
+    export_rulebook([resolve], tmp_path)
     glossary = (tmp_path / "glossary.html").read_text(encoding="utf-8")
     assert glossary.count("probably 2008-05-30") == 1
     assert '<p class="links overridden">House ruling taking precedence here: house:not-exported</p>' in glossary
@@ -368,7 +370,7 @@ def test_probable_date_is_said_once_and_unknown_overriders_keep_their_source(tmp
 def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Entry]]:
     corpus = load_corpus([SHIPPED_SOURCES, EXAMPLES_DIR])
     out = tmp_path_factory.mktemp("shipped")
-    export_html(corpus.entries, out)
+    export_rulebook(corpus.entries, out)
     return out, corpus.by_id()
 
 
@@ -408,7 +410,7 @@ def test_nested_bullets_keep_their_level(shipped_site: tuple[Path, dict[str, Ent
 def test_bullet_levels_from_indentation_and_markers(tmp_path: Path) -> None:
     paragraphs = ["Intro:", "• one", "\t• under one (a tab)", "      * deeper still", "  • between: a child of one",
                   "• two", "Outro.", "  - first of a new list, indented", "- less indented than the first"]
-    export_html([_entry("glossary:b", "glossary", "term", "B", paragraphs)], tmp_path)
+    export_rulebook([_entry("glossary:b", "glossary", "term", "B", paragraphs)], tmp_path)
     page = parse_page(tmp_path / "glossary.html")
     assert [page.depth[f"glossary:b-p{n}"] for n in range(1, 10)] == [0, 1, 2, 3, 2, 1, 0, 1, 1]
     assert [page.paras[f"glossary:b-p{n}"] for n in range(1, 10)] == [p.lstrip(" \t") for p in paragraphs]
@@ -445,7 +447,7 @@ def test_an_anchor_and_a_citation_per_paragraph(shipped_site: tuple[Path, dict[s
 def test_multi_line_paragraphs_keep_their_line_breaks(tmp_path: Path) -> None:
     entry = _entry("glossary:m", "glossary", "term", "M", ["first line\n  second, indented", "plain"])
     entry.lines = [(4, 5), (7, 7)]
-    export_html([entry], tmp_path)
+    export_rulebook([entry], tmp_path)
     page = parse_page(tmp_path / "glossary.html")
     assert page.paras["glossary:m-p1"] == "first line\n  second, indented"
     assert page.cites == {"glossary:m-p1": "¶1 · lines 4–5", "glossary:m-p2": "¶2 · line 7"}
@@ -538,13 +540,13 @@ def test_a_paragraph_anchor_that_is_another_entry_id_is_refused(tmp_path: Path) 
     clash = [_entry("glossary:terrain", "glossary", "term", "Terrain", ["a", "b", "c"]),
              _entry("glossary:terrain-p3", "glossary", "term", "Terrain P3", ["x"])]
     with pytest.raises(ValueError, match=r"'glossary:terrain-p3' .* is also the anchor of paragraph 3 of"):
-        export_html(clash, tmp_path)
+        export_rulebook(clash, tmp_path)
 
 
 def test_the_published_rulebook_names_files_without_the_host_folders(tmp_path: Path) -> None:
     ruling = _entry("house:r", "house", "ruling", "R", ["Text."])
     ruling.location = Location("/srv/private/judges/rulings.md", 3, 5)
-    export_html([ruling], tmp_path)
+    export_rulebook([ruling], tmp_path)
     house = (tmp_path / "house.html").read_text(encoding="utf-8")
     assert "rulings.md, lines 3–5" in house and "/srv/private" not in house
 

@@ -51,7 +51,7 @@ async def test_a_burst_of_1000_interactions_each_gets_one_valid_response_in_time
     assert summary["sent"] == 1000 and summary["lost"] == 0
     assert summary["answered"] + summary["busy"] == 1000
     assert summary["first_max_ms"] < 3000
-    status, health = await bot.discord_bot.health()
+    status, health = await bot.health()
     assert status == 200, health
 
 

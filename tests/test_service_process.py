@@ -93,7 +93,7 @@ async def test_health_endpoint_metrics_and_health_command(tmp_path: Path, index_
             assert rec.message["embeds"][0]["title"] == "Target"
             await fake.invoke_command("changes", {"since": "not a date"})
             await asyncio.sleep(0.2)  # the answer's line and counters are written just after the reply
-            metrics = await bot.discord_bot.metrics()
+            metrics = await bot.metrics()
             assert 'l5r_answers_total{command="define",outcome="ok"} 1.0' in metrics
             assert 'l5r_answers_total{command="changes",outcome="user_error"} 1.0' in metrics
             assert 'l5r_answer_latency_seconds_count{command="define"} 1.0' in metrics
@@ -178,7 +178,7 @@ async def test_gateway_faults_recover_without_a_restart(tmp_path: Path, index_di
         rec = await fake.invoke_command("define", {"term": "target"})  # answered while the other hangs
         assert rec.message["embeds"][0]["title"] == "Target"
         assert lost.callbacks == []
-        status, body = await bot.discord_bot.health()
+        status, body = await bot.health()
         assert status == 200, body
     log = bot.log_text()
     assert '"outcome": "timeout"' in log or "outcome=timeout" in log, log[-3000:]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from bot.app.anchors import paragraph_href
 from bot.app.answer import (
     Answer,
     Block,
@@ -31,7 +32,6 @@ from bot.app.answer import (
     strong,
 )
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
-from glossary.export_html import paragraph_href
 from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Entry, sort_date
 from index.build.relations import relation_kind

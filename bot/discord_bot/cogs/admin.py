@@ -28,7 +28,7 @@ class NotAllowed(app_commands.CheckFailure):
 
 async def owner_or_manager(interaction: discord.Interaction) -> bool:
     bot: commands.Bot = interaction.client  # type: ignore[assignment]
-    if interaction.user.id in bot.app.settings.owner_ids:  # type: ignore[attr-defined]  (OWNER_IDS: extra owners)
+    if interaction.user.id in bot.settings.owner_ids:  # type: ignore[attr-defined]  (OWNER_IDS: extra owners)
         return True
     try:
         if await bot.is_owner(interaction.user):  # the application's owner (or team), fetched once
