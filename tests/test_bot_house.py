@@ -168,9 +168,9 @@ def test_house_rulings_and_the_entries_they_amend_render_within_limits(judge: Ju
     amended = {target for ruling in rulings for target in ruling.overrides}
     assert amended == {"glossary:terrain", "glossary:ranged-attack", "glossary:target", "glossary:engage"}
     for entry_id in [r.id for r in rulings] + sorted(amended):
-        assert_within_limits(judge.open(entry_id))
-    assert_within_limits(judge.changes(source="house"))
-    assert_within_limits(judge.ask("terrain destroyed before battle resolution"))
+        assert_within_limits(to_discord(judge.open(entry_id)))
+    assert_within_limits(to_discord(judge.changes(source="house")))
+    assert_within_limits(to_discord(judge.ask("terrain destroyed before battle resolution")))
 
 
 def test_help_mentions_house_rulings_only_when_loaded(judge: Judge) -> None:
