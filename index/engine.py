@@ -45,10 +45,19 @@ class Engine:
     """Search engine over one corpus; see the module docstring. Thread-safe for readers and reloads."""
 
     def __init__(
-        self, sources: list[Path] | None, index_dir: Path, corpus: Corpus | None = None, *, memory_fallback: bool = True
+        self,
+        sources: list[Path] | None,
+        index_dir: Path,
+        corpus: Corpus | None = None,
+        *,
+        memory_fallback: bool = True,
+        model: Path | None = embedding.CONFIGURED,
     ) -> None:
         self.sources = sources
         self.index_dir = index_dir
+        # The embedding model folder (None: words only), decided once here: the caller's settings, else the
+        # environment's (``L5R_EMBEDDING_MODEL``) for the command lines. Every reload and its child use it.
+        self.model = embedding.configured_model() if model is embedding.CONFIGURED else model
         self._fixed_corpus = corpus
         # An index folder that cannot be written: serve from memory (the bot), or raise store.BuildError (a build).
         self.memory_fallback = memory_fallback
@@ -60,7 +69,12 @@ class Engine:
     # ---------------------------------------------------------------- lifecycle
     @classmethod
     def open(
-        cls, sources: list[Path] | None = None, index_dir: Path | None = None, *, memory_fallback: bool = True
+        cls,
+        sources: list[Path] | None = None,
+        index_dir: Path | None = None,
+        *,
+        memory_fallback: bool = True,
+        model: Path | None = embedding.CONFIGURED,
     ) -> Engine:
         """Load the corpus and open its index, building it if missing, stale or corrupt.
 
@@ -68,14 +82,14 @@ class Engine:
         False raises ``store.BuildError`` (``python -m index build`` must fail, not pass without an index).
         """
         index_dir = Path(index_dir).expanduser() if index_dir else store.default_index_dir()
-        engine = cls(sources, index_dir, memory_fallback=memory_fallback)
+        engine = cls(sources, index_dir, memory_fallback=memory_fallback, model=model)
         engine._load(force=False)
         return engine
 
     @classmethod
-    def from_corpus(cls, corpus: Corpus, index_dir: Path) -> Engine:
+    def from_corpus(cls, corpus: Corpus, index_dir: Path, *, model: Path | None = embedding.CONFIGURED) -> Engine:
         """An engine over entries built in memory (tests, synthetic benchmark corpora), not read from files."""
-        engine = cls(None, Path(index_dir), corpus)
+        engine = cls(None, Path(index_dir), corpus, model=model)
         engine._load(force=False)
         return engine
 
@@ -112,7 +126,7 @@ class Engine:
         paragraph vectors included), publish the new state."""
         baseline = rebuild.Baseline.of(self._state.corpus) if guard and self._state is not None else None
         # The model that embeds questions here; a child building a reload loads the same one for paragraphs.
-        embedder = embedding.load(embedding.configured_model())
+        embedder = embedding.load(self.model)
         opened: store.Opened | None = None
         build_error: str | None = None
         if self._fixed_corpus is not None:
@@ -121,7 +135,7 @@ class Engine:
             fp = with_model("corpus:" + digest, embedder)
         else:
             if force and isolated:
-                prepared = rebuild.prepare_in_child(self.sources, self.index_dir, baseline)
+                prepared = rebuild.prepare_in_child(self.sources, self.index_dir, baseline, model=self.model)
             else:
                 prepared = rebuild.prepare(self.sources, self.index_dir, baseline, build=force, embedder=embedder)
             if prepared.refused is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from index.text.embedding import ENV_MODEL, check_model_setting
+from index.text.embedding import DEFAULT_MODEL, ENV_MODEL, OFF, check_model_setting
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ class Settings:
     rulebook_url: str | None = None
     owner_ids: frozenset[int] = frozenset()
     state_dir: Path | None = None  # the synced-commands hash; default: beside the index folder
-    embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); read by index
+    embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); see ``model``
     database_url: str | None = field(default=None, repr=False)  # rulings database; default: SQLite in state_dir
     rulings_poll_seconds: float = 2.0  # how often other processes' ruling changes and /reloads are looked for
     # Running as a service (bot/discord_bot/logs.py, bot/discord_bot/health.py, bot/discord_bot/admission.py):
@@ -53,6 +53,16 @@ class Settings:
     lookup_workers: int = 2  # lookups computed at once (threads; the GIL makes more of them no faster)
     max_wait: float = 10.0  # seconds a lookup may expect to wait for a worker; past that: the busy reply
     shutdown_grace: float = 5.0  # seconds a stop waits for answers in flight
+
+    @property
+    def model(self) -> Path | None:
+        """The embedding model folder the engine uses (None: off, words only), passed down to it so the index
+        never reads the environment on the bot's behalf."""
+        if self.embedding_model is None:
+            return DEFAULT_MODEL
+        if self.embedding_model.lower() == OFF:
+            return None
+        return Path(self.embedding_model).expanduser()
 
     @property
     def log_level_number(self) -> int:

@@ -14,10 +14,9 @@ if TYPE_CHECKING:
     from index.engine import Engine
 
 
-def source_paths(settings: Settings) -> list[Path] | None:
-    """The configured source files and folders (None: the loader's defaults, i.e. the shipped corpus)."""
-    if settings.sources is None and settings.house_rulings is None:
-        return None
+def source_paths(settings: Settings) -> list[Path]:
+    """The configured source files and folders (the shipped corpus when none are), plus house rulings:
+    always explicit, so the loader never reads the environment on the bot's behalf."""
     from glossary.loader import SHIPPED_SOURCES
 
     sources = list(settings.sources or [SHIPPED_SOURCES])
@@ -30,4 +29,4 @@ def open_engine(settings: Settings) -> Engine:
     """Open (building if needed) the index for the configured sources."""
     from index.engine import Engine
 
-    return Engine.open(source_paths(settings), settings.index_dir)
+    return Engine.open(source_paths(settings), settings.index_dir, model=settings.model)

@@ -111,14 +111,15 @@ def prepare(
     *,
     build: bool = True,
     embedder: embedding.Embedder | None = _UNSET,
+    model: Path | None = embedding.CONFIGURED,
 ) -> Prepared:
     """Fingerprint and parse the sources, refuse a lossy reload, and (``build``) write a fresh index with its
     search arrays and paragraph vectors. ``embedder``: the model already loaded by the caller (a child
-    process loads the configured one itself)."""
+    process loads ``model``, the folder its parent uses, itself)."""
     from glossary.loader import default_sources, expand, load_corpus
 
     if embedder is _UNSET:
-        embedder = embedding.load(embedding.configured_model())
+        embedder = embedding.load(embedding.configured_model() if model is embedding.CONFIGURED else model)
     # Fingerprint before parsing: a file edited in between leaves a stale fingerprint, which the next
     # open notices, never a fresh fingerprint over stale entries.
     files, _ = expand(default_sources() if sources is None else [Path(p) for p in sources])
@@ -142,7 +143,8 @@ def prepare(
 def _child(conn: Connection, args: tuple[Any, ...]) -> None:
     """Entry point of the spawned process: run ``prepare`` and send back its outcome (or the error)."""
     try:
-        prepared = prepare(*args)
+        *positional, model = args
+        prepared = prepare(*positional, model=model)
         if prepared.corpus is not None:  # SourceError does not pickle (its args differ from __init__'s)
             prepared.errors = [(e.file, e.reason, e.line) for e in prepared.corpus.errors]
             prepared.corpus.errors = []
@@ -154,14 +156,19 @@ def _child(conn: Connection, args: tuple[Any, ...]) -> None:
 
 
 def prepare_in_child(
-    sources: list[Path] | None, index_dir: Path, baseline: Baseline | None = None, *, timeout: float = CHILD_TIMEOUT
+    sources: list[Path] | None,
+    index_dir: Path,
+    baseline: Baseline | None = None,
+    *,
+    model: Path | None = embedding.CONFIGURED,
+    timeout: float = CHILD_TIMEOUT,
 ) -> Prepared:
     """``prepare(..., build=True)`` in a freshly spawned interpreter, so this process (and its event loop)
     never runs the parse or the build; the calling thread just waits on a pipe."""
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(
-        target=_child, args=(send, (sources, index_dir, baseline)), name="l5r-index-build", daemon=True
+        target=_child, args=(send, (sources, index_dir, baseline, model)), name="l5r-index-build", daemon=True
     )
     started = time.monotonic()
     proc.start()

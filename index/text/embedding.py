@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,19 @@ POOLING_FILE = Path("1_Pooling") / "config.json"
 RUN = "one text per call"  # see ``Embedder.embed``; part of ``Embedder.digest``
 MAX_TOKENS = 256  # the model's own max_seq_length (sentence_bert_config.json)
 THREADS = 2  # onnxruntime intra-op threads: the bot runs on small machines next to other work
+
+
+class _Configured:
+    """The default of a ``model`` argument: the folder ``configured_model()`` names (read when it is used)."""
+
+    def __repr__(self) -> str:
+        return "CONFIGURED"
+
+    def __reduce__(self) -> str:  # the same object after pickling into a build child
+        return "CONFIGURED"
+
+
+CONFIGURED: Any = _Configured()
 
 
 class ModelError(Exception):
