@@ -10,31 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glossary.kinds import SOURCE_LABELS
-from glossary.model import Change, Entry
+from glossary.model import Change, Entry, citation, line_span
 
-
-def line_span(first: int, last: int) -> str:
-    """``line 25`` or ``lines 22-31``."""
-    return f"line {first}" if first == last else f"lines {first}-{last}"
-
-
-def citation(entry: Entry, paragraph: int | None = None) -> str:
-    """Where a judge finds the quoted text: document › section path › entry, then the lines, then the file.
-
-    With ``paragraph`` (0-based) the citation is that paragraph's own (``paragraph 3, line 25``), so a judge
-    quoting one paragraph can point at exactly it; without, the whole entry's lines.
-    """
-    # A glossary page's section ("Glossary T") already ends its document title; don't say it twice.
-    parts = [entry.document, *(s for s in entry.section if not entry.document.endswith(s))]
-    if not entry.section or entry.section[-1] != entry.title:
-        parts.append(entry.title)
-    where = " › ".join(p for p in parts if p)
-    if paragraph is not None and 0 <= paragraph < len(entry.paragraphs):
-        numbered = f"paragraph {paragraph + 1}, " if len(entry.paragraphs) > 1 else ""
-        where += f", {numbered}{line_span(*entry.paragraph_lines(paragraph))}"
-    else:
-        where += ", " + line_span(entry.location.first_line, entry.location.last_line)
-    return f"{where} · {entry.location.file}"
+__all__ = ["citation", "line_span"]  # the model's citation facts, as the index's callers have always found them
 
 
 # Version of the ``--json`` row format. 2: ``snippet`` (Discord Markdown) became ``quote`` (the paragraph

@@ -39,9 +39,12 @@ def test_search_json(capsys: pytest.CaptureFixture[str], ixdir: Path) -> None:
     rows = json.loads(out)
     assert code == 0 and 1 <= len(rows) <= 2  # only answers close to the best are listed
     assert rows[0]["id"] == "glossary:resolve"
-    for key in ("id", "title", "source", "section", "text", "snippet", "changes", "citation", "score"):
+    for key in ("format", "id", "title", "source", "section", "text", "quote", "spans", "changes", "citation", "score"):
         assert key in rows[0]
-    assert "**duel**" in rows[0]["snippet"]
+    row = rows[0]
+    assert row["format"] == 2 and "snippet" not in row  # format 2: the quote verbatim plus spans, no Markdown
+    assert row["quote"] in row["text"] and "**" not in row["quote"]
+    assert "duel" in [row["quote"][a:b].lower() for a, b in row["spans"]]
 
 
 def test_search_text_with_filters(capsys: pytest.CaptureFixture[str], ixdir: Path) -> None:

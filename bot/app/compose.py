@@ -33,7 +33,7 @@ from bot.app.answer import (
 )
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
 from glossary.kinds import SOURCE_LABELS, is_ruling
-from glossary.model import Entry, sort_date
+from glossary.model import Entry, line_span, sort_date
 from index.build.relations import relation_kind
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
@@ -228,7 +228,7 @@ class Composer:
                 continue
             first = other.paragraph_lines(r.other_paragraphs[0])[0]
             last = other.paragraph_lines(r.other_paragraphs[-1])[1]
-            where = f"{other.label}, {_line_span(first, last)}"
+            where = f"{other.label}, {line_span(first, last)}"
             if r.differs:
                 blocks.append(Line(runs(strong(f"The ruleset states this again in {where}, and the texts differ."),
                                         " There it reads:")))
@@ -580,7 +580,7 @@ class Composer:
                           f"list of {document}, all banned:"))
         first, last = result.matches[0].location, result.matches[-1].location
         where = f"{document} › {result.matches[0].section[0]}" if result.matches[0].section else document
-        cite = f"{where}, {_line_span(first.first_line, last.last_line)} · {first.file}"
+        cite = f"{where}, {line_span(first.first_line, last.last_line)} · {first.file}"
         return Answer(
             title=f"Banned cards matching “{echo(result.query)}”",
             kind=BANNED,
@@ -686,10 +686,6 @@ def _paragraphs(entry: Entry, scope: tuple[int, ...] | None) -> str:
     if len(numbers) == 1:
         return f"paragraph {numbers[0]}"
     return "paragraphs " + ", ".join(numbers[:-1]) + f" and {numbers[-1]}"
-
-
-def _line_span(first: int, last: int) -> str:
-    return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
 def _rule_kind(entry: Entry) -> str:

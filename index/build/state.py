@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from whoosh.searching import Searcher
 
-from glossary.model import Corpus, Entry
+from glossary.model import Corpus, Entry, clip
 from index.build import asked, lexical, relations, store, vectors
 from index.results import ChangeRecord
 from index.text.analysis import STEMMED, STOPS, compact, fold, stem
@@ -46,11 +46,6 @@ _LETTER = re.compile(r"^\s*([A-Z])\s*[.)]\s+")
 CODE = re.compile(r"^[IVXLC]+(?:\.[A-Z])?$")  # a section number: "II", "II.F"
 
 CompleteKey = tuple[str, int, int, str]  # (word-start suffix of a name, 0 = name start / 1 = inner word, order, id)
-
-
-def clip(text: str, n: int = 100) -> str:
-    """Shorten to Discord's 100-character choice-name limit."""
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
 def strip_numbering(text: str) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rapidfuzz import fuzz, process
 
-from glossary.model import Entry
+from glossary.model import Entry, clip
 from index.build import store
-from index.build.state import State, clip
+from index.build.state import State
 from index.query.names import FUZZY_COMPLETE_CUTOFF, MAX_KEY
 from index.query.parsing import check_date, check_source
 from index.results import BannedResult, ChangeRecord

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from glossary.linking import normalise
-from glossary.model import Corpus, Entry
+from glossary.model import Corpus, Entry, clip
 from index.build.vectors import embed_text
 from index.query.parsing import check_date, check_source
 from index.results import ChangeRecord, DefineResult, Hit, merge_spans
@@ -294,7 +294,7 @@ class Overlay:
             starts = [i for name, i in self.names if name.startswith(key)]
             inner = [i for name, i in self.names if f" {key}" in f" {name}" and i not in starts]
             found = starts + inner
-        return [(_clip(self.by_id[i].title), i) for i in found[: max(0, limit)]]
+        return [(clip(self.by_id[i].title), i) for i in found[: max(0, limit)]]
 
     def merge_complete(self, prefix: str, base: Sequence[tuple[str, str]], limit: int = 25) -> list[tuple[str, str]]:
         """The scope's matching names first (they are what a judge of this scope is most likely after)."""
@@ -350,10 +350,6 @@ def _base_doc(entry: Entry) -> _Doc:
 def _effective(record: ChangeRecord) -> str | None:
     change = record.change
     return change.probable_date if change.anomaly and change.probable_date else change.date
-
-
-def _clip(text: str, n: int = 100) -> str:
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
 def build_overlay(
