@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from glossary.export_html import entry_href, export_html
+from bot.app.rulebook import entry_href, export_rulebook
 from glossary.house import EXAMPLES_DIR
 from glossary.loader import SHIPPED_SOURCES, load_corpus
 from glossary.model import Entry
+from index.engine import Engine
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -41,10 +42,13 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[Entry]]]:
-    """The real corpus (shipped sources + the example house rulings) exported and served on 127.0.0.1."""
-    corpus = load_corpus([SHIPPED_SOURCES, EXAMPLES_DIR])
+    """The real corpus (shipped sources + the example house rulings) exported as ``python -m bot export``
+    does (with the index's paragraph scopes) and served on 127.0.0.1."""
+    engine = Engine.open([SHIPPED_SOURCES, EXAMPLES_DIR], tmp_path_factory.mktemp("index"))
+    corpus = engine.corpus
     out = tmp_path_factory.mktemp("rulebook")
-    export_html(corpus.entries, out)
+    export_rulebook(corpus.entries, out, scope=engine.scope)
+    engine.close()
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -96,8 +100,10 @@ def test_follow_cross_reference_to_its_anchor(site: tuple[str, list[Entry]], bro
     expect(target).to_contain_text("no player can play another Terrain there.")
     page.screenshot(path=str(ARTIFACTS / "rulebook-cross-reference.png"))
 
-    # The format override is a working link too, back the other way.
-    target.locator('p.overridden a[href="obsidian-hand.html#obsidian-hand:update-2015-10-20"]').click()
+    # The update amending paragraph 2 stands under it, and its citation is a working link, back the other way.
+    amendment = target.locator('[id="glossary:terrain-p2"] + div.relation.amends + div.relation.amends.earlier')
+    expect(amendment).to_contain_text("an earlier update, Update 10/20/2015 (2015-10-20) amends paragraph 2")
+    amendment.locator('p.citation a[href="obsidian-hand.html#obsidian-hand:update-2015-10-20"]').click()
     expect(page).to_have_url(base + "obsidian-hand.html#obsidian-hand:update-2015-10-20")
     expect(page.locator('[id="obsidian-hand:update-2015-10-20"]')).to_be_in_viewport()
     context.close()
@@ -149,7 +155,7 @@ def test_encoded_script_links_do_not_run(tmp_path: Path, browser: object) -> Non
     (rulings / "hostile.md").write_text(HOSTILE_RULINGS, encoding="utf-8")
     corpus = load_corpus([SHIPPED_SOURCES, rulings])
     out = tmp_path / "site"
-    export_html(corpus.entries, out)
+    export_rulebook(corpus.entries, out)
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"

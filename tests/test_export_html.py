@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -13,11 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.app.compose import Composer
 from bot.app.renderers.html import browser_url, render_literal, render_markdown
 from bot.app.rulebook import entry_href, export_rulebook, paragraph_href, paragraph_id
 from glossary.house import EXAMPLES_DIR
 from glossary.loader import SHIPPED_SOURCES, load_corpus
 from glossary.model import Change, CrossRef, Entry, Location
+from index.engine import Engine
 
 TERRAIN = [
     "A Battle Action card with the Terrain keyword establishes the kind of ground the current battle is being "
@@ -225,25 +228,51 @@ def test_cross_references_overrides_and_judge(entries: list[Entry], tmp_path: Pa
     assert "glossary:not-exported" not in house  # an unknown target is text, never a dead link
     assert "judge: Jane Doe" in house
     glossary = (tmp_path / "glossary.html").read_text(encoding="utf-8")
+    # Without paragraph scopes (no index) the update concerns the entry as a whole: worded as the composer
+    # words it, quoted, with its own citation (a link to it) and dates, before the text it amends.
     assert (
-        'Overridden in the format of The Obsidian Hand Ruleset by: '
-        '<a href="obsidian-hand.html#obsidian-hand:update-2015-10-25">Update 10/25/2015</a>'
+        '<div class="relation amends"><p class="head">In The Obsidian Hand Ruleset, the latest update on this, '
+        "<strong>Update 10/25/2015</strong> (2015-10-25) amends this entry (in that format):</p>"
+        '<blockquote class="quote"><p>One Terrain per battlefield will be returned.'
     ) in glossary
     assert (
-        'House ruling taking precedence here: '
-        '<a href="house.html#house:terrain-after-destruction">Terrain after destruction</a>'
+        '<p class="citation">— <a href="obsidian-hand.html#obsidian-hand:update-2015-10-25">The Obsidian Hand '
+        "Ruleset › Updates › Update 10/25/2015, line 1 · f.txt</a></p>"
+        '<ul class="dates" aria-label="Dates"><li><span class="kind">Updated</span> <time>2015-10-25</time></li></ul>'
     ) in glossary
     assert (
-        'House ruling; takes precedence over: <a href="glossary.html#glossary:terrain">Terrain</a>'
-        " (L5R Comprehensive Rules)"
+        '<div class="relation house-ruling"><p class="head">House ruling — Terrain after destruction (Jane Doe, '
+        "2026-11-01):</p>"
+    ) in glossary
+    assert '<a href="house.html#house:terrain-after-destruction">Kotei rulings › Terrain after destruction' in glossary
+    assert glossary.index('class="relation amends"') < glossary.index('id="glossary:terrain-p1"')
+    assert "Overridden" not in glossary and "precedence" not in glossary
+    assert (
+        'Applies to: <a href="glossary.html#glossary:terrain">Terrain</a> (L5R Comprehensive Rules), Ranged Attack, '
+        "Nowhere</p>"
     ) in house
     # the paragraph a stamp dates is a link to that paragraph's anchor (the fixture has no per-paragraph lines)
     assert '<time>2008-05-21</time> (<a href="glossary.html#glossary:terrain-p2">paragraph 2</a>)' in glossary
     obsidian = (tmp_path / "obsidian-hand.html").read_text(encoding="utf-8")
     assert (
-        "The Obsidian Hand Ruleset rule; in that format it overrides: "
+        "Bears in this format on: "
         '<a href="glossary.html#glossary:terrain">Terrain</a> (L5R Comprehensive Rules)'
     ) in obsidian
+
+
+def test_an_amendment_stands_under_the_paragraph_it_concerns(entries: list[Entry], tmp_path: Path) -> None:
+    """With the scope the index works out, the update is shown under paragraph 2 only, and says so."""
+    scopes = {("obsidian-hand:update-2015-10-25", "glossary:terrain"): (1,)}
+    export_rulebook(entries, tmp_path, scope=lambda rule, entry: scopes.get((rule, entry)))
+    glossary = (tmp_path / "glossary.html").read_text(encoding="utf-8")
+    p2, p3 = glossary.index('id="glossary:terrain-p2"'), glossary.index('id="glossary:terrain-p3"')
+    amends = glossary.index('<div class="relation amends">')
+    assert p2 < amends < p3 and glossary.count('class="relation amends') == 1
+    assert "<strong>Update 10/25/2015</strong> (2015-10-25) amends paragraph 2 (in that format):" in glossary
+    assert parse_page(tmp_path / "glossary.html").paras["glossary:terrain-p2"] == TERRAIN[1]  # the quote is apart
+    # the house ruling applies to the entry as a whole: before the text, introduced as the composer does
+    assert glossary.index('class="relation house-ruling"') < glossary.index(
+        '<p class="line label">L5R Comprehensive Rules text:</p>') < glossary.index('id="glossary:terrain-p1"')
 
 
 def test_house_markdown_is_rendered_without_raw_html_or_unsafe_links(entries: list[Entry], tmp_path: Path) -> None:
@@ -327,7 +356,7 @@ def test_real_corpus_exports_every_entry_and_links_resolve(tmp_path: Path) -> No
     corpus = load_corpus([SHIPPED_SOURCES, EXAMPLES_DIR])
     assert corpus.errors == []
     assert {e.source for e in corpus.entries} == {"glossary", "obsidian-hand", "house"}
-    export_rulebook(corpus.entries, tmp_path)
+    export_rulebook(corpus.entries, tmp_path)  # without the index's scopes: every relation to the whole entry
     ids = set()
     for path in tmp_path.glob("*.html"):
         if path.name not in {"index.html", "banned.html", "changes.html"}:
@@ -349,7 +378,7 @@ def test_unsplittable_link_is_dropped_not_a_crash() -> None:
     )
 
 
-def test_probable_date_is_said_once_and_unknown_overriders_keep_their_source(tmp_path: Path) -> None:
+def test_probable_date_is_said_once_and_unknown_overriders_are_no_dead_links(tmp_path: Path) -> None:
     resolve = _entry(
         "glossary:resolve", "glossary", "term", "Resolve", ["A duel begins to resolve. [CHANGED May 30 3008]"],
         changes=[Change(kind="changed", date="3008-05-30", raw="[CHANGED May 30 3008]", paragraph=0,
@@ -360,18 +389,32 @@ def test_probable_date_is_said_once_and_unknown_overriders_keep_their_source(tmp
     export_rulebook([resolve], tmp_path)
     glossary = (tmp_path / "glossary.html").read_text(encoding="utf-8")
     assert glossary.count("probably 2008-05-30") == 1
-    assert '<p class="links overridden">House ruling taking precedence here: house:not-exported</p>' in glossary
+    # the composer states no relation to a rule it cannot quote: nothing links to it
+    assert "house:not-exported" not in glossary and 'class="relation' not in glossary
 
 
 # --- issue 8: a rulebook a judge can read, cite and link to ----------------------------------------
 
 
 @pytest.fixture(scope="module")
-def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Entry]]:
-    corpus = load_corpus([SHIPPED_SOURCES, EXAMPLES_DIR])
+def shipped_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, Path]]:
+    """The shipped rules and the example house rulings, indexed as the bot indexes them (paragraph scopes)."""
+    index_dir = tmp_path_factory.mktemp("index")
+    engine = Engine.open([SHIPPED_SOURCES, EXAMPLES_DIR], index_dir)
+    try:
+        yield engine, index_dir
+    finally:
+        engine.close()
+
+
+@pytest.fixture(scope="module")
+def shipped_site(
+    shipped_index: tuple[Engine, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, Entry]]:
+    engine, _ = shipped_index
     out = tmp_path_factory.mktemp("shipped")
-    export_rulebook(corpus.entries, out)
-    return out, corpus.by_id()
+    export_rulebook(engine.corpus.entries, out, scope=engine.scope)
+    return out, engine.corpus.by_id()
 
 
 def test_page_source_is_readable(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
@@ -532,8 +575,8 @@ def test_same_titled_entries_are_shown_with_their_labels(shipped_site: tuple[Pat
     assert ">Ninjitsu</a>" not in index
     equip = by_id["glossary:equip"].label
     assert equip != "Equip" and f">{equip}</a>" in index
-    # a link to one of them says which one: the format's Equip ability overrides the glossary's Equip
-    assert f'in that format it overrides: <a href="glossary.html#glossary:equip">{equip}</a>' in obsidian
+    # a link to one of them says which one: the format's Equip ability bears on the glossary's Equip
+    assert f'Bears in this format on: <a href="glossary.html#glossary:equip">{equip}</a>' in obsidian
 
 
 def test_a_paragraph_anchor_that_is_another_entry_id_is_refused(tmp_path: Path) -> None:
@@ -640,3 +683,163 @@ def test_no_disguised_script_url_survives(url: str) -> None:
     schemes = [m.group(1) for h in _links(rendered) if (m := re.match(r"([a-z][a-z0-9+.-]*):", h, re.I))]
     assert set(schemes) <= {"http", "https", "mailto"}, rendered
     assert not any("javascript" in h.lower() for h in _links(rendered)), rendered
+
+
+# --- the rulebook says what the judge says: relations as the composer decides them -------------------
+
+
+class _Relations(HTMLParser):
+    """Every ``div.relation`` of a page: (article id, paragraph id it stands under or None, kind classes,
+    heading text, the link of its citation)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[dict[str, object]] = []
+        self._article: str | None = None
+        self._paragraph: str | None = None
+        self._in_text = False
+        self._depth = 0  # open divs inside the current relation
+        self._head = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if self._depth:
+            self._depth += tag == "div"
+            if tag == "p" and "head" in classes:
+                self._head = True
+            if tag == "a" and "citation" in self._last_p and "href" not in self.found[-1]:
+                self.found[-1]["href"] = a.get("href")
+            if tag == "p":
+                self._last_p = classes
+            return
+        if tag == "article":
+            self._article, self._paragraph, self._in_text = a.get("id"), None, False
+        elif tag == "div" and "text" in classes:
+            self._in_text = True
+        elif "para" in classes:
+            self._paragraph = a.get("id")
+        elif tag == "div" and "relation" in classes:
+            self._depth = 1
+            self._last_p: list[str] = []
+            self.found.append({"article": self._article, "under": self._paragraph if self._in_text else None,
+                               "kind": classes[1:], "head": ""})
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._depth:
+            self._depth -= tag == "div"
+            if tag == "p":
+                self._head = False
+        elif tag == "div" and self._in_text:
+            self._in_text = False
+
+    def handle_data(self, data: str) -> None:
+        if self._depth and self._head:
+            self.found[-1]["head"] = str(self.found[-1]["head"]) + data
+
+
+def _relations(path: Path, article: str | None = None) -> list[dict[str, object]]:
+    parser = _Relations()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return [r for r in parser.found if article is None or r["article"] == article]
+
+
+def test_terrain_paragraph_2_is_amended_by_both_updates_latest_first(
+    shipped_site: tuple[Path, dict[str, Entry]],
+) -> None:
+    """The one-Terrain-per-battlefield paragraph carries the Obsidian Hand's 10/25/2015 and 10/20/2015 updates,
+    worded as amendments of it; paragraph 3 (and every other) carries no amendment."""
+    out, by_id = shipped_site
+    terrain = by_id["glossary:terrain"]
+    assert "no player can play another Terrain there" in terrain.paragraphs[1]
+    found = _relations(out / "glossary.html", "glossary:terrain")
+    amends = [r for r in found if "amends" in r["kind"]]
+    assert [(r["under"], r["href"]) for r in amends] == [
+        ("glossary:terrain-p2", "obsidian-hand.html#obsidian-hand:update-2015-10-25"),
+        ("glossary:terrain-p2", "obsidian-hand.html#obsidian-hand:update-2015-10-20"),
+    ]
+    assert amends[0]["head"] == ("In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 "
+                                 "(2015-10-25) amends paragraph 2 (in that format):")
+    assert amends[1]["head"] == ("In The Obsidian Hand Ruleset, an earlier update, Update 10/20/2015 (2015-10-20) "
+                                 "amends paragraph 2 (in that format):")
+    assert "earlier" in amends[1]["kind"] and "earlier" not in amends[0]["kind"]
+    assert not any(r["under"] == "glossary:terrain-p3" for r in found)
+    assert {r["under"] for r in found} == {"glossary:terrain-p2", None}  # the house rulings: the whole entry
+    page = (out / "glossary.html").read_text(encoding="utf-8")
+    article = page[page.index('<article class="entry" id="glossary:terrain">'):]
+    article = article[: article.index("</article>")]
+    p3 = article[article.index('id="glossary:terrain-p3"'): article.index('id="glossary:terrain-p4"')]
+    assert "relation" not in p3 and "amends" not in p3
+    assert "Overridden" not in page
+
+
+def test_family_honor_reads_as_a_restatement(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    """The Obsidian Hand's "B. Family Honor" states the glossary's Family Honor in its own words: it changes
+    nothing said there, and the rulebook says exactly that (never "Overridden")."""
+    out, _ = shipped_site
+    found = _relations(out / "glossary.html", "glossary:family-honor")
+    assert found == [{
+        "article": "glossary:family-honor",
+        "under": "glossary:family-honor-p1",
+        "kind": ["restates"],
+        "head": "The Obsidian Hand Ruleset states this in its own words in B. Family Honor (in that format):",
+        "href": "obsidian-hand.html#obsidian-hand:ii-b-family-honor",
+    }]
+    for page in out.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "Overridden" not in text and "overrides" not in text, page.name
+
+
+def test_every_relation_is_placed_and_worded_as_the_composer_decides(
+    shipped_index: tuple[Engine, Path], shipped_site: tuple[Path, dict[str, Entry]]
+) -> None:
+    """For every entry: a relation the composer scopes to paragraphs stands under the last of them, worded
+    with the composer's heading for the entry shown whole; one to the whole entry stands before the text."""
+    engine, _ = shipped_index
+    out, by_id = shipped_site
+    composer = Composer(engine.get, None, scope=engine.scope)
+    shown = [r for name in ("glossary.html", "obsidian-hand.html", "house.html") for r in _relations(out / name)]
+    expected = []
+    for entry in by_id.values():
+        for rel in composer.relations(entry, None, role="entry"):
+            under = f"{entry.id}-p{max(rel.scope) + 1}" if rel.scope else None
+            head = "".join(run.text for run in rel.heading)
+            expected.append({"article": entry.id, "under": under, "kind": [rel.kind, *(["earlier"] * rel.earlier)],
+                             "head": head, "href": f"{entry_href(rel.entry)}"})
+        for k in range(len(entry.paragraphs)):  # under paragraph k: exactly what the composer says bears on it
+            here = {r["href"] for r in shown if r["under"] == f"{entry.id}-p{k + 1}"}
+            assert here <= {entry_href(r.entry) for r in composer.relations(entry, k) if r.scope}, (entry.id, k)
+    assert sorted(shown, key=repr) == sorted(expected, key=repr)
+    assert len(expected) > 5
+
+
+def test_bot_export_command_writes_the_site(
+    shipped_index: tuple[Engine, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python -m bot export OUT_DIR --sources … --title …`` (the index folder as configured)."""
+    from bot.__main__ import main
+
+    _, index_dir = shipped_index
+    monkeypatch.setenv("L5R_INDEX_DIR", str(index_dir))
+    monkeypatch.chdir(tmp_path)  # no .env of the working folder is read
+    out = tmp_path / "site"
+    code = main(["export", str(out), "--sources", str(SHIPPED_SOURCES), "--sources", str(EXAMPLES_DIR),
+                 "--title", "Kotei rulebook"])
+    assert code == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.strip() == f"wrote 7 file(s) to {out}"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "banned.html", "changes.html", "glossary.html", "house.html", "index.html", "obsidian-hand.html", "style.css",
+    ]
+    assert "<title>Kotei rulebook</title>" in (out / "index.html").read_text(encoding="utf-8")
+    assert [r["under"] for r in _relations(out / "glossary.html", "glossary:terrain") if "amends" in r["kind"]] == [
+        "glossary:terrain-p2", "glossary:terrain-p2"]
+    assert main(["export", str(tmp_path / "other"), "--sources", str(tmp_path / "missing")]) == 1
+    assert "missing" in capsys.readouterr().err
+
+
+def test_the_glossary_layer_no_longer_exports(capsys: pytest.CaptureFixture[str]) -> None:
+    from glossary.cli import main
+
+    assert main(["export", "--html", "site"]) == 2
+    assert "python -m bot export OUT_DIR" in capsys.readouterr().err
