@@ -111,7 +111,7 @@ def export_rulebook(settings: Settings, out_dir: str, sources: list[str] | None,
         return 1
     logging.basicConfig(level=max(settings.log_level_number, logging.WARNING), format="%(levelname)s %(message)s")
     try:
-        engine = Engine.open(paths, settings.index_dir)
+        engine = Engine.open(paths, settings.index_dir, model=settings.model)
     except Exception as exc:  # a broken source folder or index dir: one line, not a traceback
         print(f"error: could not open the rules index: {exc}", file=sys.stderr)
         return 1

@@ -47,7 +47,7 @@ from bot.app.answer import (
 )
 from bot.app.compose import scope_text, source_label
 from glossary.model import Change, Entry, sort_date
-from index.results import citation as citation_words
+from glossary.model import citation as citation_words
 
 _SAFE_SCHEMES = {"http", "https", "mailto"}  # and relative URLs (no scheme at all)
 # What a browser's URL parser ignores: leading/trailing C0 controls and spaces, tabs and newlines anywhere.
