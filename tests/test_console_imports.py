@@ -24,5 +24,6 @@ def test_console_answers_without_importing_discord(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "A special procedure that involves designating" in proc.stdout
     imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")]
-    assert "bot.render" in imported and "index.engine" in imported  # the import log is really there
+    assert "bot.app.renderers.text" in imported and "index.engine" in imported  # the import log is really there
     assert not [name for name in imported if name == "discord" or name.startswith("discord.")]
+    assert not [name for name in imported if name.startswith("bot.discord_bot")]  # nor the discord.py package
