@@ -79,12 +79,13 @@ def test_typo_in_question_is_corrected(engine: Engine) -> None:
 def test_hit_snippet_paragraph_and_changes(engine: Engine) -> None:
     hit = engine.search("when does a duel stop resolving?")[0]
     assert hit.paragraph == 4
-    assert hit.snippet.startswith("3\\. A **duel** begins to **resolve** once")  # escaped as /define escapes it
-    assert "**stops** **resolving**" in hit.snippet
+    assert hit.quote.startswith("3. A duel begins to resolve once")  # verbatim: no escaping, no Markdown
+    marked = [hit.quote[a:b] for a, b in hit.spans]
+    assert {"duel", "resolve", "stops", "resolving"} <= set(marked)
     kinds = sorted((c.kind, c.date) for c in hit.changes)
     assert kinds == [("added", "2007-09-22"), ("changed", "3008-05-30")]  # entry-wide stamp + that paragraph's
     d = hit.to_dict()
-    for key in ("id", "title", "source", "section", "text", "snippet", "changes", "citation", "score"):
+    for key in ("id", "title", "source", "section", "text", "quote", "spans", "changes", "citation", "score"):
         assert key in d
     where = "L5R Comprehensive Rules — Glossary R › Resolve, paragraph 5, line 43"
     assert d["citation"] == f"{where} · 001_043f9cd10b383175.txt"
@@ -97,10 +98,12 @@ def test_hit_changes_are_those_of_the_paragraph(engine: Engine) -> None:
     assert [(c.kind, c.date) for c in hit.changes] == [("added", "2008-03-24")]
 
 
-def test_snippet_escapes_markdown_in_rule_text(engine: Engine) -> None:
+def test_quote_keeps_markdown_characters_of_rule_text_verbatim(engine: Engine) -> None:
+    """The index returns the text as written; escaping is the Discord renderer's job alone."""
     rec = engine.search("Seppuku Rehonor then destroy")[0]
     assert rec.entry.id == "obsidian-hand:ability-seppuku"
-    assert rec.snippet.startswith("\\* **Seppuku**: **Rehonor**, then **destroy**, a Personality")
+    assert rec.quote.startswith("* Seppuku: Rehonor, then destroy, a Personality")
+    assert [rec.quote[a:b] for a, b in rec.spans][:3] == ["Seppuku", "Rehonor", "destroy"]
 
 
 def test_search_source_filter(engine: Engine) -> None:

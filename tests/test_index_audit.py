@@ -79,7 +79,7 @@ def _cli(capsys: pytest.CaptureFixture[str], ix: Path, *argv: str) -> tuple[int,
     return code, out, err
 
 
-REQUIRED = ("id", "title", "source", "section", "text", "snippet", "changes", "citation", "score")
+REQUIRED = ("format", "id", "title", "source", "section", "text", "quote", "spans", "changes", "citation", "score")
 
 
 def test_every_json_row_has_the_documented_fields(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
@@ -95,7 +95,7 @@ def test_every_json_row_has_the_documented_fields(capsys: pytest.CaptureFixture[
         assert code == 0 and 1 <= len(rows) <= 2, (argv, err)
         for row in rows:
             assert [k for k in REQUIRED if k not in row] == [], argv
-            assert row["snippet"] or not row["text"], argv  # a bare heading (II.F) has no text of its own
+            assert row["quote"] or not row["text"], argv  # a bare heading (II.F) has no text of its own
 
 
 def test_changes_json_row_is_the_change_and_its_paragraph(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
@@ -104,13 +104,13 @@ def test_changes_json_row_is_the_change_and_its_paragraph(capsys: pytest.Capture
     assert row["id"] == "glossary:entering-play-honor-loss" and row["kind"] == "clarified"
     assert row["entry_kind"] == "term" and row["date"] == "2008-07-08"
     assert row["changes"] == [{k: row[k] for k in row["changes"][0]}]
-    assert row["snippet"].startswith("The highest amount of Honor loss")
+    assert row["quote"].startswith("The highest amount of Honor loss")
 
 
-def test_define_json_snippet_is_the_opening_paragraph(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
+def test_define_json_quote_is_the_opening_paragraph(capsys: pytest.CaptureFixture[str], ix: Path) -> None:
     code, out, _ = _cli(capsys, ix, "define", "Region", "--json")
     row = json.loads(out)[0]
-    assert row["id"] == "glossary:region" and row["snippet"].startswith("A card type that attaches to a Province.")
+    assert row["id"] == "glossary:region" and row["quote"].startswith("A card type that attaches to a Province.")
 
 
 def test_build_on_an_empty_folder_builds_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

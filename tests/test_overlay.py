@@ -59,7 +59,8 @@ def test_a_ruling_is_found_by_its_words_and_placed_after_the_rule_it_applies_to(
     # The shared hits keep their order; nothing else changes.
     assert [i for i in ids if i != "house:#1"] == [h.entry.id for h in plain][: len(ids) - 1]
     hit = merged[ids.index("house:#1")]
-    assert "**Terrain**" in hit.snippet and "**duel**" in hit.snippet
+    marked = {hit.quote[a:b] for a, b in hit.spans}
+    assert "Terrain" in marked and "duel" in marked
 
 
 def test_a_ruling_about_a_topic_with_no_shared_hit_is_ranked_by_the_common_score(engine: Engine) -> None:
@@ -208,7 +209,7 @@ def test_a_ruling_found_by_meaning_is_quoted_at_its_closest_paragraph(engine: En
     two = ruling(5, "Event notes", "Sandwiches are sold at the counter.\n\n" + CASTLE.text, [])
     overlay = engine.build_overlay("guild:1", [two], 1)
     hit = next(h for h in engine.search(SWAP, 10, overlay=overlay) if h.entry.id == "house:#5")
-    assert hit.paragraph == 1 and hit.snippet.startswith("Strongholds")
+    assert hit.paragraph == 1 and hit.quote.startswith("Strongholds")
 
 
 def test_a_rebuild_embeds_only_what_changed(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,12 +22,12 @@ import numpy as np
 from whoosh.index import Index
 
 from glossary.model import Corpus
+from index.text import bm25
 from index.text.analysis import STEMMED
 
 FILE = "lexical.npz"
 VERSION = 1  # bump when the arrays' layout or meaning changes (part of the index fingerprint)
 ENTRY_FIELDS = ("title", "aliases", "section", "body")
-K1, B = 1.2, 0.75  # BM25 saturation and length normalisation (Whoosh's BM25F defaults)
 
 
 class Unreadable(Exception):
@@ -134,13 +134,13 @@ def read(folder: Path) -> dict[str, np.ndarray]:
 
 
 def _idf(df: np.ndarray, n: int) -> np.ndarray:
-    return np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    return bm25.idf(df, n).astype(np.float32)
 
 
 def _saturate(tf: np.ndarray, length: np.ndarray) -> np.ndarray:
     """BM25's term-frequency part for each posting, given the length of the posting's document."""
     avg = float(length.mean()) if len(length) and length.mean() > 0 else 1.0
-    return (tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg))).astype(np.float32)
+    return bm25.saturate(tf, length, avg).astype(np.float32)
 
 
 @dataclass

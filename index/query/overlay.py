@@ -26,7 +26,6 @@ stays out. A ruling that qualifies by words and by meaning takes the better of t
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,14 +36,15 @@ import numpy as np
 from glossary.linking import normalise
 from glossary.model import Corpus, Entry, clip
 from index.build.vectors import embed_text
+from index.query import passages
 from index.query.parsing import check_date, check_source
-from index.results import ChangeRecord, DefineResult, Hit, merge_spans
+from index.results import ChangeRecord, DefineResult, Hit
+from index.text import bm25
 from index.text.analysis import STEMMED, fold
 from index.text.embedding import Embedder
 
 #: Ids of scoped entries: ``house:#42`` (a number no slug can produce, so never a shared entry's id).
 SCOPED_ID = re.compile(r"^house:#\d+$")
-K1, B = 1.2, 0.75  # BM25 constants (the usual ones)
 TITLE_WEIGHT = 2.0  # a query word in a ruling's or rule's title counts twice
 MIN_SHARE = 0.3  # a ruling scoring under this share of the best common score is noise, not an answer
 _MAX_QUERY_CHARS = 2000
@@ -151,7 +151,7 @@ class Overlay:
     def _idf(self, stats: BaseStats, term: str) -> float:
         n = stats.doc_count + len(self.entries)
         df = stats.doc_frequency(term) + self.df.get(term, 0)
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return float(bm25.idf(float(df), float(n)))
 
     @staticmethod
     def _bm25(doc: _Doc, idf: Mapping[str, float], avg: float) -> float:
@@ -159,7 +159,7 @@ class Overlay:
         for term, weight in idf.items():
             tf = doc.tf.get(term, 0.0)
             if tf:
-                score += weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * doc.length / avg))
+                score += weight * float(bm25.saturate(tf, doc.length, avg))
         return score
 
     def merge_search(
@@ -251,19 +251,17 @@ class Overlay:
     def _hit(self, entry: Entry, score: float, idf: Mapping[str, float], closest: int | None = None) -> Hit:
         """The entry's best paragraph (idf-weighted query terms; else ``closest``, the one nearest by meaning),
         with the offsets of the question's words."""
-        best, best_score, best_spans = 0, -1.0, []
-        for n, paragraph in enumerate(entry.paragraphs):
-            # Whoosh reuses one Token object while analysing: copy what is needed as it goes.
-            toks = [(t.text, t.startchar, t.endchar) for t in STEMMED(paragraph, chars=True)]
-            spans = [(a, b) for t, a, b in toks if t in idf]
-            s = sum(idf[t] for t in {t for t, _a, _b in toks if t in idf})
-            if s > best_score + 1e-9:
-                best, best_score, best_spans = n, s, spans
+        # Whoosh reuses one Token object while analysing: copy what is needed as it goes.
+        numbered = (
+            (n, [(t.text, t.startchar, t.endchar) for t in STEMMED(paragraph, chars=True)])
+            for n, paragraph in enumerate(entry.paragraphs)
+        )
+        best, best_score, best_spans = passages.choose(numbered, idf)
         if best_score <= 0 and closest is not None and 0 <= closest < len(entry.paragraphs):
             best, best_spans = closest, []
         if not entry.paragraphs:
             return Hit(entry, score, [], None, list(entry.changes))
-        return Hit(entry, score, merge_spans(best_spans), best, entry.paragraph_changes(best))
+        return Hit(entry, score, best_spans, best, entry.paragraph_changes(best))
 
     # -- names -------------------------------------------------------------------------------------
     def merge_define(self, term: str, result: DefineResult, limit: int = 5) -> DefineResult:

@@ -7,7 +7,7 @@ analysis in ``index.query.parsing``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from glossary.model import Entry
 from index.build.state import State
@@ -50,16 +50,28 @@ def make_hit(
     """The hit at ``paragraph`` (else the paragraph with the most idf-weighted query terms), query words bold."""
     if not entry.paragraphs:
         return Hit(entry, score, [], None, list(entry.changes))
-    best, best_score, best_spans = 0, -1.0, []
-    numbered: Iterable[tuple[int, list[tuple[str, int, int]]]]
+    numbered: Iterable[tuple[int, Tokens]]
     if paragraph is not None and 0 <= paragraph < len(entry.paragraphs):
         numbered = [(paragraph, st.paragraph_tokens_at(entry, paragraph))]  # only the quoted one is analysed
     else:
         numbered = enumerate(st.paragraph_tokens(entry))
+    best, _score, spans = choose(numbered, {t: st.idf.get(t, 1.0) * w for t, w in weights.items()})
+    return Hit(entry, score, spans, best, entry.paragraph_changes(best))
+
+
+Tokens = list[tuple[str, int, int]]  # (stemmed term, start, end) of a paragraph, in order
+
+
+def choose(
+    numbered: Iterable[tuple[int, Tokens]], weight: Mapping[str, float]
+) -> tuple[int, float, list[tuple[int, int]]]:
+    """The paragraph whose distinct query terms weigh most (the first on a tie), that weight, and where the
+    query terms stand in it: how every hit picks and marks its paragraph, the shared index's and a scope's
+    own rulings' alike (``index.query.overlay``)."""
+    best, best_score, best_spans = 0, -1.0, []
     for n, toks in numbered:
-        spans = [(a, b) for t, a, b in toks if t in weights]
-        matched = {t for t, _a, _b in toks if t in weights}
-        s = sum(st.idf.get(t, 1.0) * weights[t] for t in matched)
+        spans = [(a, b) for t, a, b in toks if t in weight]
+        s = sum(weight[t] for t in {t for t, _a, _b in toks if t in weight})
         if s > best_score + 1e-9:
             best, best_score, best_spans = n, s, spans
-    return Hit(entry, score, merge_spans(best_spans), best, entry.paragraph_changes(best))
+    return best, best_score, merge_spans(best_spans)
