@@ -70,9 +70,12 @@ async def test_define_terrain_shows_house_rulings_labelled_with_judge_and_date(r
     fake, _ = running
     rec = await fake.invoke_command("define", {"term": "terrain"})
     text = text_of(rec.message)
-    assert "**House ruling — Terrain destroyed before battle resolution** (Example Head Judge, 2026-11-01):" in text
+    assert "**House ruling — Terrain destroyed before battle resolution (Example Head Judge, 2026-11-01)**:" in text
     assert "House rulings rule" not in text
-    assert "**The Obsidian Hand Ruleset — latest update on this: Update 10/25/2015** (applies in that format):" in text
+    assert (
+        "**In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 (2015-10-25) amends paragraph 2 "
+        "(in that format)**:"
+    ) in text
     labels = {c["custom_id"]: c.get("label") for c in fake.components_of(rec.message) if c.get("custom_id")}
     assert labels["l5r:open:house:terrain-destroyed-before-battle-resolution"] == (
         "House ruling: Terrain destroyed before battle resolution"
@@ -119,7 +122,7 @@ async def test_reload_picks_up_an_edited_ruling(running, folders, engine) -> Non
         reload = await fake.invoke_command("reload", user=fake.owner, timeout=15)
         assert reload.ephemeral and f"Reloaded {count + 1} entries" in reload.message["content"]
         after = await fake.invoke_command("define", {"term": "terrain"})
-        assert "**House ruling — Terrain during a duel** (E2E Judge, 2026-11-21):" in text_of(after.message)
+        assert "**House ruling — Terrain during a duel (E2E Judge, 2026-11-21)**:" in text_of(after.message)
     finally:
         path.write_text(original, encoding="utf-8")
         engine.reload()
