@@ -1,6 +1,6 @@
 """A bounded load against the bot through the fake Discord (loopback only): bursts and a steady rate.
 
-Used by ``tests/test_load.py`` (short) and ``benchmarks/load.py`` (the full minute). Every
+Used by ``tests/discord_bot/test_load.py`` (short) and ``benchmarks/load.py`` (the full minute). Every
 interaction is checked the way Discord would see it: exactly one accepted first response, within
 3 seconds of the interaction's creation, and then a final answer (a deferred one must be followed
 up). A "busy" reply is a valid answer, counted apart.

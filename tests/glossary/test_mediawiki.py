@@ -19,9 +19,9 @@ from glossary.mediawiki import (
 )
 from glossary.model import ParsedDocument, SourceError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "glossary" / "sources"
-PAGES = Path(__file__).resolve().parent / "pages"
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 TODAY = datetime.date(2026, 1, 1)
 FILES = {
     "T": "000_99c7513ab738c7d1.txt",

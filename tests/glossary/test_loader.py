@@ -14,7 +14,7 @@ from glossary.cli import main
 from glossary.loader import SHIPPED_SOURCES, default_sources, load_corpus, read_source
 from glossary.model import SourceError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGET_PAGE = SHIPPED_SOURCES / "000_99c7513ab738c7d1.txt"
 
 

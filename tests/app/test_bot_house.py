@@ -18,7 +18,7 @@ from index.engine import Engine
 from index.results import Hit
 from tests.rendering import plain, to_discord, to_text
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "glossary" / "house_examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "glossary" / "house_examples"
 TERRAIN_RULING = "house:terrain-destroyed-before-battle-resolution"
 RULEBOOK = "https://rules.example.org/book"
 

@@ -12,7 +12,7 @@ import pytest
 from glossary.loader import SHIPPED_SOURCES
 from index.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

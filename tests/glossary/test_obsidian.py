@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from glossary.model import Entry, ParsedDocument, SourceError
 from glossary.obsidian import is_heading, is_topic_heading, parse_obsidian
 
-SOURCE = Path(__file__).resolve().parent.parent / "glossary" / "sources" / "004_f05ef39847fd66e3.txt"
+SOURCE = Path(__file__).resolve().parents[2] / "glossary" / "sources" / "004_f05ef39847fd66e3.txt"
 TEXT = SOURCE.read_text(encoding="utf-8")
 LINES = TEXT.split("\n")
 P = "obsidian-hand:"

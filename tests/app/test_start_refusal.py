@@ -15,7 +15,7 @@ from glossary.loader import SHIPPED_SOURCES
 from index import cli
 from index.build import store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:

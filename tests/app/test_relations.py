@@ -21,7 +21,7 @@ from glossary.loader import SHIPPED_SOURCES
 from index.engine import Engine
 from tests.rendering import discord_text, to_text
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "glossary" / "house_examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "glossary" / "house_examples"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from bot.app.console import Console
 from bot.app.judge import Judge
 from index.engine import Engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TARGET_PARAGRAPH = (
     "A special procedure that involves designating one or more cards or other game entity (such as a Province or "
     "player). The word “target” must appear as a verb or an adjective for the procedure to be considered targeting "

@@ -11,7 +11,7 @@ from pathlib import Path
 from bot.rulings.db import make_engine, migrate, resolve_url
 from bot.rulings.repository import Author, Draft, RulingsRepository
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ANN = Author("1", "Ann")
 
 

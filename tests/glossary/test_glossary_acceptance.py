@@ -25,7 +25,7 @@ from glossary.cli import main
 from glossary.loader import SHIPPED_SOURCES, load_corpus
 from glossary.model import Corpus, SourceError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOOD_PAGE = SHIPPED_SOURCES / "003_d8672a9bda4ff19e.txt"  # Glossary F: 18 entries
 SHIPPED = sorted(p.name for p in SHIPPED_SOURCES.glob("*.txt"))
 

@@ -23,7 +23,7 @@ from fakediscord import FakeDiscord, FakeGuild, FakeUser, InteractionRecord
 from bot.app.settings import Settings
 from bot.discord_bot.client import open_engine
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 text_of = FakeDiscord.text_of
 PROPAGATION_TIMEOUT = 10.0  # seconds; the processes poll every 0.5 s
 

@@ -20,7 +20,7 @@ from fakediscord.process import BotProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -11,7 +11,7 @@ import pytest
 
 from bot.app.settings import Settings, SettingsError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_full_environment_is_parsed() -> None:

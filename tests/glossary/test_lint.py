@@ -20,7 +20,7 @@ from glossary.loader import SHIPPED_SOURCES, load_corpus
 from glossary.model import ANOMALY_SEVERITY, SEVERITIES, Anomaly
 from glossary.obsidian import parse_obsidian
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OBSIDIAN = SHIPPED_SOURCES / "004_f05ef39847fd66e3.txt"
 GLOSSARY_E = SHIPPED_SOURCES / "002_6da8b4809aadefbe.txt"
 LINE = re.compile(r"^[^:]+:\d+: (error|warning|info): [a-z-]+: .+$")

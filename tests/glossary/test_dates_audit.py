@@ -13,7 +13,7 @@ its paragraphs (not a sample), that
    shows exactly those dates, the whole-entry ones labelled so, even when the engine hands it every change
    of the entry, and cites that paragraph's own line.
 
-Run as a script (``python tests/test_dates_audit.py``) it prints what it checked.
+Run as a script (``python tests/glossary/test_dates_audit.py``) it prints what it checked.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 

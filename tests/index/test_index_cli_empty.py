@@ -10,7 +10,7 @@ import pytest
 
 from glossary.loader import SHIPPED_SOURCES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from index.build import store
 from index.engine import Engine
 from index.text.analysis import STEMMED, WORDS, compact, fold, terms, words
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()

@@ -24,7 +24,7 @@ from index.engine import Engine
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "glossary" / "house_examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "glossary" / "house_examples"
 RULEBOOK = "https://rules.example.org/book"
 
 

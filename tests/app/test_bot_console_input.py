@@ -19,7 +19,7 @@ from bot.app.console import Console
 from bot.app.judge import Judge
 from index.engine import Engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
