@@ -1,0 +1,54 @@
+"""The command registry is the one list: the console accepts exactly the commands its /help lists, and
+every button letter rebuilds through the judge method the registry names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from bot.app import commands
+from bot.app.console import Console
+from bot.app.judge import Judge
+from index.engine import Engine
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    engine = Engine.open(None, tmp_path_factory.mktemp("index"))
+    yield Console(Judge(engine))
+    engine.close()
+
+
+def test_console_help_lists_exactly_the_commands_it_accepts(console: Console) -> None:
+    listed = re.findall(r"^/(\w+)", console.answer("/help"), re.MULTILINE)
+    listed = list(dict.fromkeys(listed))
+    assert listed == [c.name for c in commands.for_front("console")]
+    for name in listed:
+        assert not console.answer(f"/{name} x").startswith("Unknown command"), name
+    for command in commands.COMMANDS:
+        if "console" not in command.fronts:  # /reload, /ruling, the message menu: Discord only
+            reply = console.answer(f"/{command.name.split()[0].lower()}")
+            assert reply.startswith("Unknown command"), command.name
+            assert f"/{command.name}" not in console.answer("/help")
+
+
+def test_every_answer_letter_rebuilds_through_its_registered_method(console: Console) -> None:
+    judge = console.judge
+    args = {"define": "target", "ask": "is a terrain an enemy card", "rule": "II.F", "banned": "moshi eihime",
+            "open": "glossary:target", "changes": "2008-01-01||", "about": "", "help": ""}
+    for command in commands.COMMANDS:
+        if command.letter is None:
+            continue
+        answer = judge.rebuild(command.letter, args[command.name])
+        # /define of a term it finds is that entry's answer (rebuilt as an entry); every other kind is its own
+        expected = {command.letter, commands.ENTRY} if command.name == "define" else {command.letter}
+        assert answer.kind in expected, command.name
+
+
+def test_extensions_are_derived_once_from_the_registry() -> None:
+    names = commands.extensions()
+    assert len(names) == len(set(names))
+    assert all(n.startswith("bot.discord_bot.cogs.") for n in names)
+    assert {c.extension for c in commands.COMMANDS if c.extension} == set(names)
