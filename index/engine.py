@@ -150,11 +150,8 @@ class Engine:
             opened = None if force else store.open_current(self.index_dir, fp, digest)
         rebuilt = force or opened is None
         if opened is None and build_error is None:
-            try:
-                opened = store.build(corpus, self.index_dir, fp, digest, extra=self._arrays(corpus, embedder))
-            except store.BuildError as exc:
-                build_error = str(exc)
-        if opened is None:
+            opened, build_error = self._build(corpus, fp, digest, embedder)
+        if opened is None:  # the child could not write its build
             if not self.memory_fallback:
                 raise store.BuildError(build_error or f"cannot write the index in {self.index_dir}")
             log.error("%s; serving an in-memory index instead", build_error)
@@ -167,9 +164,18 @@ class Engine:
             timer.daemon = True
             timer.start()
 
-    def _arrays(self, corpus: Corpus, embedder: embedding.Embedder | None) -> Callable[[Any, Path], None]:
-        """The build hook writing the search arrays and paragraph vectors into a new build folder."""
-        return rebuild.array_writer(corpus, embedder, self.index_dir)
+    def _build(
+        self, corpus: Corpus, fp: str, digest: str, embedder: embedding.Embedder | None
+    ) -> tuple[store.Opened, str | None]:
+        """Write a build here (``rebuild.write_build``), else serve one from memory when allowed: the one
+        place that decides between the two. Returns the build and why the folder could not be written."""
+        try:
+            return rebuild.write_build(corpus, self.index_dir, fp, digest, embedder), None
+        except store.BuildError as exc:
+            if not self.memory_fallback:
+                raise
+            log.error("%s; serving an in-memory index instead", exc)
+            return store.build_in_memory(corpus, fp, digest), str(exc)
 
     def _make_state(
         self,
@@ -189,13 +195,7 @@ class Engine:
             if rebuilt:
                 raise
             log.warning("index at %s is unreadable (%s: %s); rebuilding", opened.path, type(exc).__name__, exc)
-            try:
-                fresh = store.build(corpus, self.index_dir, fp, digest, extra=self._arrays(corpus, embedder))
-            except store.BuildError as error:
-                if not self.memory_fallback:
-                    raise
-                log.error("%s; serving an in-memory index instead", error)
-                fresh = store.build_in_memory(corpus, fp, digest)
+            fresh, _error = self._build(corpus, fp, digest, embedder)
             return build_state(corpus, fresh, True, embedder, cache_dir)
 
     def _query(self, run: Callable[[State], T]) -> T:

@@ -133,11 +133,18 @@ def prepare(
     prepared = Prepared(corpus, fp, digest)
     if build:
         try:
-            extra = array_writer(corpus, embedder, index_dir)
-            prepared.path = store.build(corpus, index_dir, fp, digest, extra=extra).path
+            prepared.path = write_build(corpus, index_dir, fp, digest, embedder).path
         except store.BuildError as exc:
             prepared.build_error = str(exc)
     return prepared
+
+
+def write_build(
+    corpus: Corpus, index_dir: Path, fp: str, digest: str, embedder: embedding.Embedder | None
+) -> store.Opened:
+    """The one place a build folder is written: the Whoosh files plus the search arrays and paragraph
+    vectors (``array_writer``), here or in a reload's child. Raises ``store.BuildError``."""
+    return store.build(corpus, index_dir, fp, digest, extra=array_writer(corpus, embedder, index_dir))
 
 
 def _child(conn: Connection, args: tuple[Any, ...]) -> None:
