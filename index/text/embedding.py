@@ -33,6 +33,16 @@ MAX_TOKENS = 256  # the model's own max_seq_length (sentence_bert_config.json)
 THREADS = 2  # onnxruntime intra-op threads: the bot runs on small machines next to other work
 
 
+TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
+
+
+def no_telemetry() -> None:
+    """Turn onnxruntime's telemetry off before it is imported: on import it would write a device id and a
+    queue of events (OS, CPU, memory, the interpreter's path) under ``~/.cache/Microsoft``, for upload. The
+    judge sends nothing anywhere; the setting is inherited by the processes that build a reload."""
+    os.environ.update(TELEMETRY_OFF)
+
+
 class _Configured:
     """The default of a ``model`` argument: the folder ``configured_model()`` names (read when it is used)."""
 
@@ -90,6 +100,7 @@ class Embedder:
     """One loaded model: ``embed`` gives L2-normalised float32 rows, so cosine similarity is a dot product."""
 
     def __init__(self, folder: Path) -> None:
+        no_telemetry()
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
