@@ -28,7 +28,11 @@ if TYPE_CHECKING:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bot", description="L5R rules judge: Discord bot and console")
+    from bot.app.judge import version
+
+    prog = "l5r-judge" if Path(sys.argv[0]).name == "l5r-judge" else "python -m bot"
+    parser = argparse.ArgumentParser(prog=prog, description="L5R rules judge: Discord bot and console")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="mode")
     sub.add_parser("console", help="interactive console (reads commands line by line when not a terminal)")
     ask = sub.add_parser("ask", help="answer one command, e.g. '/define target', and exit")
