@@ -13,9 +13,9 @@ import sys
 from typing import TextIO
 
 from bot.app import commands
-from bot.app.answer import Answer
+from bot.app.answer import Answer, Link
 from bot.app.judge import Judge, UserError
-from bot.app.renderers.text import render
+from bot.app.renderers.text import openable, render
 
 PROMPT = "l5r> "
 QUIT = frozenset({"quit", "exit", "q", ":q"})
@@ -31,6 +31,7 @@ class Console:
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
         self.commands = {c.name: c for c in commands.for_front("console")}
+        self.last: list[Link] = []  # what the previous answer could open, as its ``Open:`` line numbers them
 
     def answer(self, line: str) -> str:
         """The text answer to one command line; bad input gives a one-line message, never a traceback."""
@@ -58,10 +59,18 @@ class Console:
         arg_name = command.argument
         if arg_name and text.lower().startswith(arg_name + ":"):
             text = text[len(arg_name) + 1 :].strip()
+        if command.name == "open" and text.isdigit():  # "/open 2": the second entry the last answer listed
+            n = int(text)
+            if not 1 <= n <= len(self.last):
+                listed = f"listed 1 to {len(self.last)}" if self.last else "listed none"
+                return f"Error: there is no entry {n} to open (the last answer {listed})."
+            text = self.last[n - 1].entry_id
         try:
-            return render(self.call(command, text, options))
+            answer = self.call(command, text, options)
         except UserError as exc:
             return f"Error: {exc}"  # the same message Discord shows
+        self.last = openable(answer)
+        return render(answer)
 
     def call(self, command: commands.Command, text: str, options: dict[str, str]) -> Answer:
         """The judge method the registry names, with the command's argument and options."""

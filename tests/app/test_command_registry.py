@@ -52,3 +52,14 @@ def test_extensions_are_derived_once_from_the_registry() -> None:
     assert len(names) == len(set(names))
     assert all(n.startswith("bot.discord_bot.cogs.") for n in names)
     assert {c.extension for c in commands.COMMANDS if c.extension} == set(names)
+
+
+def test_open_by_number_opens_what_the_last_answer_listed(console: Console) -> None:
+    assert console.answer("/open 1").startswith("Error: there is no entry 1 to open")
+    listed = console.answer("/ask is a terrain an enemy card")
+    assert "Open: 1. Terrain (/open glossary:terrain); 2. Enemy (/open glossary:enemy)" in listed
+    assert console.answer("/open 2").startswith("Enemy\n")
+    assert console.answer("/open glossary:terrain").startswith("Terrain\n")  # ids still work
+    # the Terrain answer lists the two updates, numbered: "/open 2" is now the second of those
+    assert console.answer("/open 2").startswith("Update 10/20/2015\n")
+    assert console.answer("/open 7").startswith("Error: there is no entry 7 to open (the last answer listed 1 to")

@@ -60,6 +60,20 @@ def _unique(links: list[Link]) -> list[Link]:
     return [ln for ln in links if not (ln.entry_id in seen or seen.add(ln.entry_id))]  # type: ignore[func-returns-value]
 
 
+def openable(answer: Answer) -> list[Link]:
+    """What an answer can open, in the order its ``Open:`` line numbers them (``/open 2`` is the second)."""
+    links = list(answer.links)
+    for item in answer.items:
+        links += item.links
+    return _unique(links)
+
+
+def _numbered(n: int, label: str) -> str:
+    """``n. label``, unless the label already starts with its number (search results: "1. Terrain")."""
+    label = " ".join(label.split())
+    return label if label.startswith(f"{n}. ") else f"{n}. {label}"
+
+
 def render(answer: Answer) -> str:
     """The whole answer as text: title, body (or every item, numbered as the answer numbers them), facts,
     the entries it can open (``/open id``) and its footer."""
@@ -69,21 +83,18 @@ def render(answer: Answer) -> str:
         out.append(answer.url)
     if answer.notice is not None:
         out.append(inline(answer.notice.parts))
-    links = list(answer.links)
     if answer.items:
         separator = "\n" if answer.compact else "\n\n"
-        rows = []
-        for item in answer.items:
-            rows.append("\n".join(line for b in item.blocks for line in lines_of(b)))
-            links += item.links
+        rows = ["\n".join(line for b in item.blocks for line in lines_of(b)) for item in answer.items]
         out.append(separator.join(rows))
     else:
         out.append("\n\n".join(line for b in answer.body for line in lines_of(b)))
     for fact in answer.facts:
         out.append(f"{fact.name}: " + "\n".join(line for b in fact.blocks for line in lines_of(b)))
-    unique = _unique(links)
+    unique = openable(answer)
     if unique:
-        out.append("Open: " + "; ".join(f"{' '.join(ln.label.split())} (/open {ln.entry_id})" for ln in unique))
+        listed = (f"{_numbered(n, ln.label)} (/open {ln.entry_id})" for n, ln in enumerate(unique, 1))
+        out.append("Open: " + "; ".join(listed))
     if answer.footer:
         out.append(f"[{answer.footer}]")
     return "\n".join(out)
