@@ -1,4 +1,4 @@
-"""``python -m benchmarks.quality eval|bench`` from a checkout: quality figures or speed and memory figures.
+"""``python -m benchmarks.quality eval|bench|blind`` from a checkout: quality, speed and memory, or the blind sets.
 
 These were ``python -m index eval`` and ``python -m index bench``; they moved out of the runtime package
 because they read the question sets in ``benchmarks/`` and fit weights, which a served bot never does.
@@ -14,7 +14,11 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.quality", description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("eval", "bench"), help="eval: answer quality; bench: speed and memory")
+    parser.add_argument(
+        "what",
+        choices=("eval", "bench", "blind"),
+        help="eval: answer quality; bench: speed and memory; blind: the 2026-11 blind paragraph and unanswerable sets",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--sources", type=Path, nargs="+", default=None, help="source files or folders")
     parser.add_argument("--index-dir", type=Path, default=None, help="index folder (eval only)")
@@ -26,6 +30,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "bench":
         result = run_bench(args.sources)
         text = format_bench
+    elif args.what == "blind":
+        from benchmarks.quality.blind import format_blind, score
+
+        engine = Engine.open(args.sources, args.index_dir)
+        try:
+            result = score(engine)
+        finally:
+            engine.close()
+        text = format_blind
     else:
         engine = Engine.open(args.sources, args.index_dir)
         try:

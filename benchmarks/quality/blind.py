@@ -1,0 +1,110 @@
+"""Scores the blind sets written on 2026-11-26 (``benchmarks/heldout_paragraphs_2026-11.json`` and
+``benchmarks/unanswerable_2026-11.json``) through the judge, as a player sees the answer.
+
+They were written from the rule documents alone, by a helper who saw no eval set, test, doc, kept question
+or thesaurus, and committed before any change they measure: never tune on them. What is scored is what
+``/ask`` shows, not an internal ranking:
+
+- *entry top-1 / top-3*: the expected entry quoted by the first / one of the first three results;
+- *paragraph*: the first result quotes the expected entry at one of the expected paragraphs;
+- *sentence*: that quoted paragraph holds the expected answering sentence (a check on the labels: the
+  sentence is a substring of the paragraph, so this equals *paragraph* unless the labels are wrong);
+- *unsure*: the answer opens with "no rule stands out" (or finds nothing), which every unanswerable
+  question should get and as few answerable ones as possible.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.app.answer import Note, Quote
+from bot.app.judge import Judge
+from index.engine import Engine
+
+HERE = Path(__file__).resolve().parent.parent
+PARAGRAPHS = HERE / "heldout_paragraphs_2026-11.json"
+UNANSWERABLE = HERE / "unanswerable_2026-11.json"
+
+
+@dataclass
+class Shown:
+    """What ``/ask`` showed: the quoted (entry, paragraph) of each result, and whether it said it is unsure."""
+
+    quoted: list[tuple[str, int | None]]
+    unsure: bool
+
+
+def shown(judge: Judge, question: str) -> Shown:
+    answer = judge.ask(question)
+    quoted: list[tuple[str, int | None]] = []
+    unsure = not answer.items
+    for item in answer.items:
+        for block in item.blocks:
+            for b in getattr(block, "blocks", [block]):
+                if isinstance(b, Note) and b.kind == "unsure":
+                    unsure = True
+                if isinstance(b, Quote) and b.role == "hit":
+                    quoted.append((b.entry.id, b.paragraph))
+                    break
+    return Shown(quoted, unsure)
+
+
+def score(engine: Engine) -> dict[str, Any]:
+    judge = Judge(engine)
+    out: dict[str, Any] = {}
+    data = json.loads(PARAGRAPHS.read_text("utf-8"))["questions"]
+    rows = []
+    for q in data:
+        s = shown(judge, q["q"])
+        entries = [e for e, _p in s.quoted]
+        first = s.quoted[0] if s.quoted else (None, None)
+        rows.append({
+            "q": q["q"],
+            "entry": q["entry"],
+            "paragraphs": q["paragraphs"],
+            "got": s.quoted[:3],
+            "top1": first[0] == q["entry"],
+            "top3": q["entry"] in entries[:3],
+            "paragraph": first[0] == q["entry"] and first[1] in q["paragraphs"],
+            "later_paragraph": min(q["paragraphs"]) > 0,
+            "unsure": s.unsure,
+        })
+    n = len(rows)
+    later = [r for r in rows if r["later_paragraph"]]
+    out["answerable"] = {
+        "n": n,
+        "entry top-1": _share(rows, "top1"),
+        "entry top-3": _share(rows, "top3"),
+        "paragraph": _share(rows, "paragraph"),
+        "paragraph (answer not in the entry's first paragraph)": _share(later, "paragraph"),
+        "paragraph given the entry is first": _share([r for r in rows if r["top1"]], "paragraph"),
+        "said unsure": _share(rows, "unsure"),
+        "misses": [r for r in rows if not r["paragraph"]],
+    }
+    nope = json.loads(UNANSWERABLE.read_text("utf-8"))["questions"]
+    unsure = [shown(judge, q["q"]).unsure for q in nope]
+    out["unanswerable"] = {
+        "n": len(nope),
+        "said unsure": round(100 * sum(unsure) / len(nope), 1),
+        "answered with confidence": [q["q"] for q, u in zip(nope, unsure, strict=True) if not u],
+    }
+    return out
+
+
+def _share(rows: list[dict[str, Any]], key: str) -> float:
+    return round(100 * sum(1 for r in rows if r[key]) / len(rows), 1) if rows else 0.0
+
+
+def format_blind(result: dict[str, Any]) -> str:
+    a, u = result["answerable"], result["unanswerable"]
+    lines = [f"blind paragraph set ({a['n']} questions, written 2026-11-26, never tuned on):"]
+    lines += [f"  {k}: {v}%" for k, v in a.items() if k not in ("n", "misses")]
+    lines.append(f"unanswerable set ({u['n']} questions): said unsure {u['said unsure']}%")
+    lines.append("paragraph misses (expected entry [paragraphs] -> quoted (entry, paragraph) of the first three):")
+    lines += [f"  {m['q']!r}: {m['entry']} {m['paragraphs']} -> {m['got']}" for m in a["misses"]]
+    lines.append("unanswerable questions answered without saying it is unsure:")
+    lines += [f"  {q!r}" for q in u["answered with confidence"]]
+    return "\n".join(lines)
