@@ -126,7 +126,6 @@ RelationKind = Literal[
     "house-ruling",  # a host's house ruling applies to it
     "server-ruling",  # this server's own ruling applies to it
     "concerns-entry",  # a format update concerns the entry, and which paragraph is not clear
-    "subheading",  # a heading with no text of its own: what stands under it
 ]
 
 

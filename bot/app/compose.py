@@ -185,6 +185,22 @@ class Composer:
             )
         return out
 
+    def server_rulings(self, entry: Entry, role: str) -> list[Relation]:
+        """This server's own rulings on ``entry`` (a judge names the entry, never a paragraph of it): in an
+        entry shown whole each is quoted in full; under a search result it is named, to be opened."""
+        out: list[Relation] = []
+        for ruling in self.rulings(entry.id):
+            if ruling.id == entry.id:
+                continue
+            if role == "entry":
+                heading = runs(f"Server ruling — {ruling.title}{ruling_credit(ruling)}:")
+                quote = Quote(ruling, ruling.text, None, role="related")
+            else:
+                heading = runs("This server's ruling applies: ", strong(ruling.title), ruling_credit(ruling))
+                quote = None
+            out.append(Relation("server-ruling", ruling, entry, heading=heading, quote=quote, role=role))
+        return out
+
     def _relation_heading(
         self,
         kind: str,
@@ -274,9 +290,7 @@ class Composer:
             if wording and wording not in entry.text:
                 body.append(Group([Line(runs(strong(f"{name}:"))), Quote(entry, wording, None, inline=True)]))
         server = [r for r in self.rulings(entry.id) if r.id != entry.id]
-        for ruling in server:  # this server's own rulings, read after the rule they apply to
-            body.append(Line(runs(strong(f"Server ruling — {ruling.title}"), ruling_credit(ruling), ":")))
-            body.extend(Quote(ruling, p, k, inline=True) for k, p in enumerate(ruling.paragraphs))
+        body.extend(self.server_rulings(entry, role="entry"))  # read after the rule they apply to
 
         facts: list[Fact] = []
         about: list[Block] = []
@@ -468,8 +482,7 @@ class Composer:
                     differs=True,
                     role="hit",
                 ))
-        for ruling in self.rulings(entry.id):
-            blocks.append(Line(runs("This server's ruling applies: ", strong(ruling.title), ruling_credit(ruling))))
+        blocks.extend(self.server_rulings(entry, role="hit"))
         blocks.append(self.citation(entry, paragraph, role="hit"))
         return Group(blocks, role="hit")
 

@@ -146,3 +146,34 @@ def test_an_update_whose_paragraph_is_unclear_concerns_the_entry_not_this_paragr
     assert {r.kind for r in found} == {"concerns-entry"}
     words = " ".join(plain_text(r.heading) for r in found)
     assert "which paragraph it concerns is not clear" in words and "amends" not in words
+
+
+def test_a_servers_ruling_is_its_own_relation_under_the_entry_and_under_a_result(engine: Engine) -> None:
+    """A server's ruling applies to the entry its judge named (never a paragraph of it), labelled as this
+    server's, quoted in full where the entry is shown whole and named under a search result."""
+    from glossary.model import Change, CrossRef, Entry, Location
+    from index.query.overlay import scoped_id
+
+    ruling = Entry(
+        id=scoped_id(41),
+        source="house",
+        document="Server rulings",
+        kind="ruling",
+        title="Terrain during a duel",
+        section=["Server rulings"],
+        paragraphs=["No Terrain may be played while a duel is being resolved."],
+        location=Location("ruling 41", 1, 1),
+        changes=[Change(kind="added", date="2026-11-21", raw="Date: 2026-11-21")],
+        see_also=[CrossRef(text="glossary:terrain", target="glossary:terrain")],
+        judge="Ann",
+    )
+    judge = Judge(engine).scoped(engine.build_overlay("guild:7", [ruling], 1))
+    whole = [r for r in relations(list(walk(judge.define("terrain").body))) if r.kind == "server-ruling"]
+    assert [(r.entry.id, r.scope) for r in whole] == [(ruling.id, None)]
+    assert whole[0].quote is not None and whole[0].quote.text == ruling.text
+    assert "Server ruling — Terrain during a duel (Ann, 2026-11-21):" in plain_text(whole[0].heading)
+    result = first_result(judge.ask("does a terrain count as an enemy card"), "glossary:terrain")
+    named = [r for r in relations(result) if r.kind == "server-ruling"]
+    assert [r.entry.id for r in named] == [ruling.id]
+    assert plain_text(named[0].heading).startswith("This server's ruling applies: Terrain during a duel")
+    assert not [r for r in relations(result) if r.kind in ("amends", "concerns-entry")]  # still ¶3

@@ -115,7 +115,7 @@ async def test_a_judge_records_a_ruling_that_only_their_server_sees(world) -> No
 
     answer = await define(fake, one, "terrain")  # searchable at once: no rebuild, no wait
     credit = f"(Ann, {answer.split('(Ann, ')[1][:10]}, Kotei 2026)"
-    assert f"**Server ruling — Terrain during a duel** {credit}:" in answer
+    assert f"**Server ruling — Terrain during a duel {credit}**:" in answer  # worded as a house ruling is
     assert answer.index("Server ruling — Terrain during a duel") > answer.index("Terrain")
     assert "No Terrain may be played while a duel is being resolved." in answer
     assert "Terrain during a duel" not in await define(fake, two, "terrain")
@@ -260,7 +260,7 @@ async def test_export_then_import_into_the_other_server_round_trips(world) -> No
     imported = await fake.invoke_command("ruling import", {"file": upload}, user=two.judges[0], guild=two.guild)
     assert "Imported **kotei.md**: 1 added, 0 updated, 0 unchanged." in imported.message["content"]
     answer = await define(fake, two, "terrain")
-    assert "**Server ruling — Terrain during a duel** (Ann," in answer  # the judge who ruled, from the file
+    assert "**Server ruling — Terrain during a duel (Ann," in answer  # the judge who ruled, from the file
     again = await fake.invoke_command("ruling import", {"file": upload}, user=two.judges[1], guild=two.guild)
     assert "0 added, 0 updated, 1 unchanged" in again.message["content"]
     re_exported = await fake.invoke_command("ruling export", {}, user=two.player, guild=two.guild)
