@@ -53,6 +53,8 @@ class Settings:
     lookup_workers: int = 2  # lookups computed at once (threads; the GIL makes more of them no faster)
     max_wait: float = 10.0  # seconds a lookup may expect to wait for a worker; past that: the busy reply
     shutdown_grace: float = 5.0  # seconds a stop waits for answers in flight
+    reload_cooldown: float = 60.0  # seconds between two /reload in one server (the bot's owners: no limit)
+    reload_cooldown_global: float = 15.0  # seconds between two /reload by server admins across all servers
 
     @property
     def model(self) -> Path | None:
@@ -125,6 +127,8 @@ class Settings:
             lookup_workers=get.integer("LOOKUP_WORKERS", minimum=1) or 2,
             max_wait=get.number("MAX_WAIT", default=10.0),
             shutdown_grace=get.number("SHUTDOWN_GRACE", default=5.0),
+            reload_cooldown=get.number("RELOAD_COOLDOWN", default=60.0),
+            reload_cooldown_global=get.number("RELOAD_COOLDOWN_GLOBAL", default=15.0),
         )
 
 

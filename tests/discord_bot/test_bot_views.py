@@ -321,6 +321,31 @@ async def test_reload_defers_then_reports(bot: JudgeBot) -> None:
     assert bot.judge.define("target").title == "Target"  # still answering after the swap
 
 
+async def test_reload_is_limited_per_server_and_across_servers_but_not_for_owners(bot: JudgeBot) -> None:
+    """A server admin cannot run /reload in a loop (each keeps a core busy for seconds): after one, the next
+    in that server waits RELOAD_COOLDOWN, and in any server RELOAD_COOLDOWN_GLOBAL; the reply says when. The
+    bot's owners are never made to wait."""
+    command = bot.tree.get_command("reload")
+    first = fake_interaction(bot, manage_guild=True)
+    await command.callback(command.binding, first)
+    first.response.defer.assert_called_once()
+    again = fake_interaction(bot, manage_guild=True)
+    await command.callback(command.binding, again)
+    again.response.defer.assert_not_called()
+    (text,), kwargs = again.response.send_message.call_args
+    assert kwargs["ephemeral"] and text.startswith("Reloads are limited to one every 60 s in a server")
+    assert re.search(r"the next one is allowed <t:\d+:R> \(in (5\d|60) s\)\.$", text), text
+    elsewhere = fake_interaction(bot, manage_guild=True)
+    elsewhere.guild, elsewhere.guild_id = SimpleNamespace(id=6), 6
+    await command.callback(command.binding, elsewhere)  # another server: the 15 s across all servers
+    (text,), _ = elsewhere.response.send_message.call_args
+    assert re.search(r"\(in (1[0-5]|[0-9]) s\)\.$", text), text
+    owner = fake_interaction(bot, user_id=7)  # OWNER_IDS: no limit
+    await command.callback(command.binding, owner)
+    owner.response.defer.assert_called_once()
+    owner.response.send_message.assert_not_called()
+
+
 # -- startup: API base, intents, command sync ---------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 
 import discord
@@ -40,15 +41,49 @@ async def owner_or_manager(interaction: discord.Interaction) -> bool:
     raise NotAllowed("Only the bot's owner or members with Manage Server can reload the rules.")
 
 
+def is_known_owner(bot: commands.Bot, user_id: int) -> bool:
+    """Whether ``user_id`` is one of the bot's owners, from what is already known (``OWNER_IDS``, and the
+    application's owner once ``owner_or_manager`` has fetched it): no request to Discord."""
+    owners = set(bot.settings.owner_ids)  # type: ignore[attr-defined]
+    owners |= set(bot.owner_ids or ()) | ({bot.owner_id} if bot.owner_id else set())
+    return user_id in owners
+
+
 class Admin(commands.Cog):
     def __init__(self, bot: commands.Bot) -> None:
         self.bot = bot
         self.lock = asyncio.Lock()
+        # When each server last reloaded, and when any server admin last did (monotonic seconds): a reload
+        # keeps a core busy for seconds, so a server's admin cannot run it in a loop.
+        self.last_in: dict[int | None, float] = {}
+        self.last_any = -math.inf
+
+    def wait_before_reload(self, guild_id: int | None, user_id: int) -> float:
+        """Seconds until this user may reload here (0: now). The bot's owners are never made to wait."""
+        if is_known_owner(self.bot, user_id):
+            return 0.0
+        settings = self.bot.settings  # type: ignore[attr-defined]
+        now = time.monotonic()
+        here = self.last_in.get(guild_id, -math.inf) + settings.reload_cooldown - now
+        anywhere = self.last_any + settings.reload_cooldown_global - now
+        return max(0.0, here, anywhere)
 
     @app_commands.command(name="reload", description="Rebuild the rules index from the sources (admins only)")
     @app_commands.check(owner_or_manager)
     async def reload(self, interaction: discord.Interaction) -> None:
         started = time.perf_counter()
+        wait = self.wait_before_reload(interaction.guild_id, interaction.user.id)
+        if wait > 0:
+            settings = self.bot.settings  # type: ignore[attr-defined]
+            when = int(time.time() + wait) + 1
+            await interaction.response.send_message(
+                f"Reloads are limited to one every {settings.reload_cooldown:g} s in a server (and one every "
+                f"{settings.reload_cooldown_global:g} s across all servers): the next one is allowed "
+                f"<t:{when}:R> (in {math.ceil(wait)} s).",
+                ephemeral=True,
+            )
+            return
+        self.last_in[interaction.guild_id] = self.last_any = time.monotonic()
         # Rebuilding takes longer than Discord's 3 seconds: acknowledge first. Queries keep being
         # served from the old index until the engine swaps the new one in.
         await interaction.response.defer(ephemeral=True, thinking=True)
