@@ -51,6 +51,8 @@ class Hit:
     # the fitted ranking's chance that this entry answers (its softmax over all entries); None: not ranked so
     # (a server ruling, a lookup); below ``UNSURE`` for every hit when no rule stands out
     confidence: float | None = None
+    # found by the words of its text, not by its name or number (a section lookup that named nothing)
+    by_text: bool = False
 
     @property
     def quote(self) -> str:

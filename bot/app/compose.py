@@ -9,6 +9,7 @@ word nothing of their own beyond layout.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from bot.app.anchors import paragraph_href
@@ -33,7 +34,7 @@ from bot.app.answer import (
 )
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
 from glossary.kinds import SOURCE_LABELS, is_ruling
-from glossary.model import Entry, line_span, sort_date
+from glossary.model import Anomaly, Entry, line_span, sort_date
 from index.build.relations import relation_kind
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
@@ -396,12 +397,24 @@ class Composer:
             hit_ids=[e.id for e in entries],
         )
 
-    def rule(self, ref: str, hits: Sequence[Hit], family: Sequence[tuple[str, Entry]] = ()) -> Answer:
-        """A section in full; a reference to one that does not exist says so and lists those that do."""
+    def rule(
+        self, ref: str, hits: Sequence[Hit], family: Sequence[tuple[str, Entry]] = (), cut: Anomaly | None = None
+    ) -> Answer:
+        """A section in full; a reference to one that does not exist says so and lists those that do. When the
+        loaded copy of the document is cut short (``cut``, lint's "truncated") before where the reference
+        would stand, the answer says that instead of "there is no". A section found only by the words of its
+        text (no section has that name) is shown with a line saying so."""
         if not hits:
             if family:
                 listed = "\n".join(f"- {name}" for name, _e in family)
-                lines = [Line(runs(f"There is no “{echo(ref)}” in {family[0][1].document}. It has:\n{listed}"))]
+                document = family[0][1].document
+                if cut is not None and _comes_after(ref, [name for name, _e in family]):
+                    said = (f"The loaded copy of {document} is cut short ({cut.message}; {cut.file}, line "
+                            f"{cut.line}): “{echo(ref)}” would come after where it ends, so whether the full "
+                            f"ruleset has it cannot be told from this copy. This copy has:\n{listed}")
+                else:
+                    said = f"There is no “{echo(ref)}” in {document}. It has:\n{listed}"
+                lines = [Line(runs(said))]
                 links = [Link(name, e.id) for name, e in family]
             else:
                 lines = [Line(runs("Try the section's number or name, e.g. ", code("Cardinal Rule 2"), " or ",
@@ -409,7 +422,13 @@ class Composer:
                 links = []
             return self.message(f"No section matches “{echo(ref)}”", lines, kind=RULE, arg=ref, links=links)
         others = [Link("Also: " + h.entry.label, h.entry.id) for h in hits[1:]]
-        return self.entry(hits[0].entry, kind=RULE, arg=ref, extra=others)
+        answer = self.entry(hits[0].entry, kind=RULE, arg=ref, extra=others)
+        if hits[0].by_text:
+            answer.with_notice(
+                f"No section is named “{' '.join(echo(ref).split())}”; the closest by its words is "
+                f"{hits[0].entry.label} ({source_label(hits[0].entry)}):"
+            )
+        return answer
 
     # -- search results --------------------------------------------------------------------------------
 
@@ -643,6 +662,26 @@ class Composer:
     ) -> Answer:
         """A short answer (not found, an error, a refusal) in the same structure as a full one."""
         return Answer(title=title, kind=kind, arg=arg, body=list(body), links=list(links), tone=tone)  # type: ignore[arg-type]
+
+
+_ROMAN = {"I": 1, "V": 5, "X": 10}
+
+
+def _code_key(code: str) -> tuple[int, str] | None:
+    """``III.B`` -> (3, "B"); None for anything that is not a ruleset section number."""
+    m = re.fullmatch(r"([IVX]+)(?:\.([A-Z]))?", code.strip().upper().removeprefix("SECTION").strip())
+    if not m:
+        return None
+    values = [_ROMAN[c] for c in m[1]]
+    number = sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+    return number, m[2] or ""
+
+
+def _comes_after(ref: str, names: Sequence[str]) -> bool:
+    """Whether section number ``ref`` would stand after the last numbered section among ``names``."""
+    asked = _code_key(ref.replace(" ", ""))
+    known = [k for name in names if (k := _code_key(name.split()[0])) is not None]
+    return asked is not None and bool(known) and asked > max(known)
 
 
 def scope_text(change, entry: Entry | None, paragraph: int | None = None) -> str:  # type: ignore[no-untyped-def]

@@ -142,7 +142,10 @@ class Judge:
         if exact is not None:
             return self.composer.entry(exact, kind=RULE, arg=ref)
         hits = self.engine.section(ref)
-        return self.composer.rule(ref, hits, [] if hits else self.engine.section_family(ref))
+        family = [] if hits else self.engine.section_family(ref)
+        files = {e.location.file for _name, e in family}
+        cut = next((a for a in self.engine.corpus.anomalies if a.kind == "truncated" and a.file in files), None)
+        return self.composer.rule(ref, hits, family, cut=cut)
 
     def changes(self, since: str | None = None, until: str | None = None, source: str | None = None) -> Answer:
         since_iso = parse_date(since, "since")

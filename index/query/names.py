@@ -244,6 +244,8 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
         seen = {h.entry.id for h in hits}
         extra = [h for h in passages.search(st, ref, limit=limit * 3) if h.entry.id not in seen]
         extra.sort(key=lambda h: 0 if h.entry.kind in SECTION_KINDS else 1)
+        for h in extra:
+            h.by_text = True  # the answer must say no section has that name
         hits += extra[: limit - len(hits)]
     return hits
 

@@ -1,0 +1,44 @@
+"""/rule says only what the loaded copy supports: a section past where a truncated copy ends is not said
+not to exist, and a name that names no section is answered with the closest text, saying so."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bot.app.judge import Judge
+from index.engine import Engine
+from tests.rendering import discord_text, to_text
+
+
+@pytest.fixture(scope="module")
+def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judge]:
+    engine = Engine.open(None, tmp_path_factory.mktemp("index"))
+    yield Judge(engine)
+    engine.close()
+
+
+def test_a_section_past_the_end_of_a_truncated_copy_is_not_said_to_be_missing(judge: Judge) -> None:
+    cut = [a for a in judge.engine.corpus.anomalies if a.kind == "truncated"]
+    assert cut, "premise: the shipped Obsidian Hand copy ends inside III.A (lint: truncated)"
+    text = to_text(judge.rule("III.B"))
+    assert "There is no" not in text
+    assert "The loaded copy of The Obsidian Hand Ruleset is cut short" in text
+    assert f"line {cut[0].line}" in text and "would come after where it ends" in text
+    assert "III.A Starting Card Types" in text  # what the copy has
+
+
+def test_a_section_that_would_stand_inside_the_copy_is_said_to_be_missing(judge: Judge) -> None:
+    for ref in ("II.G", "cardinal rule 5"):
+        text = to_text(judge.rule(ref))
+        assert f"There is no “{ref}” in The Obsidian Hand Ruleset" in text
+        assert "cut short" not in text
+
+
+def test_a_name_that_names_no_section_says_so_before_the_closest_text(judge: Judge) -> None:
+    answer = judge.rule("personalities")
+    for shown in (to_text(answer), discord_text(answer)):
+        assert "No section is named “personalities”; the closest by its words is Performing" in shown
+    named = to_text(judge.rule("deck construction"))  # a real name: no such line
+    assert "No section is named" not in named and named.startswith("Deck Construction")
