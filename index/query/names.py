@@ -80,17 +80,30 @@ def _lookup(st: State, term: str, limit: int = 5) -> DefineResult:
         if len(titled) > 1:  # "Ninjitsu": three abilities by that very name; a judge needs to see them all
             result.same_name = [st.by_id[i] for i in titled]
         return result
+    found: list[str] = []
     if len(key) >= 2:
         i = bisect.bisect_left(st.name_keys, key)
-        found: list[str] = []
         while i < len(st.name_keys) and st.name_keys[i].startswith(key) and len(found) < 200:
             found.extend(st.name_ids[i])
             i += 1
-        if found:
-            return _confident(st, _rank(st, found), "prefix", limit)
+    # A title typed with an ending is that title ("targeting" is Target, before Targeting paradoxes, which
+    # the prefix finds): those entries lead, the prefix's follow as "did you mean". Only a title the typed
+    # word extends counts ("face" stays Face-down/Face-up, not Facing, though the stems agree).
     stem_key = " ".join(stem(w) for w in key.split())
+    extended = [i for i in st.stemmed.get(stem_key, []) if key.startswith(fold(st.by_id[i].title))]
+    if extended:
+        ranked = _rank(st, extended)
+        return _confident(st, ranked + [i for i in _rank(st, found) if i not in ranked], "fuzzy", limit)
+    if found:
+        return _confident(st, _rank(st, found), "prefix", limit)
     if stem_key in st.stemmed:
         return _confident(st, _rank(st, st.stemmed[stem_key]), "fuzzy", limit)
+    # A typo of an inflection ("targting"): each unknown word corrected against the index's words, then
+    # the stems compared again.
+    corrected = " ".join(w if w in st.words_set else next(iter(parsing.correct(st, w)), w) for w in key.split())
+    corrected_stem = " ".join(stem(w) for w in corrected.split())
+    if corrected != key and corrected_stem in st.stemmed:
+        return _confident(st, _rank(st, st.stemmed[corrected_stem]), "fuzzy", limit)
     fuzzy = _fuzzy_names(st, key, limit)
     if fuzzy:
         return fuzzy

@@ -89,7 +89,7 @@ def query_terms(st: State, text: str) -> tuple[dict[str, float], list[str]]:
         elif same := [t for v in english.american(w) if (t := stem(v)) in st.vocab]:
             add(same[0], 1.0)  # "honour" is the rules' "honor", spelled the British way: not a typo
         elif w.isalpha() and len(w) >= 4 and w not in st.words_set and not english.is_word(w):
-            for c in _correct(st, w):
+            for c in correct(st, w):
                 if (cs := stem(c)) in st.vocab:
                     add(cs, FUZZY_WEIGHT)
     for a, b in zip(content, content[1:], strict=False):
@@ -98,7 +98,7 @@ def query_terms(st: State, text: str) -> tuple[dict[str, float], list[str]]:
     return weights, raw_words
 
 
-def _correct(st: State, word: str) -> list[str]:
+def correct(st: State, word: str) -> list[str]:
     """Nearest vocabulary words by edit distance (1 for short words, 2 for long), or a split in two."""
     maxdist = 1 if len(word) <= 5 else 2
     found = process.extract(word, st.words, scorer=Levenshtein.distance, score_cutoff=maxdist, limit=5)

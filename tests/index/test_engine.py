@@ -426,3 +426,13 @@ def test_reload_returns_stats_and_keeps_answering(tmp_path: Path) -> None:
         assert ids(eng.search("is a terrain an enemy card?"))[0] == "glossary:terrain"
     finally:
         eng.close()
+
+
+def test_an_inflection_of_a_title_is_that_term_before_longer_titles(engine: Engine) -> None:
+    """"targeting" is Target (defined there), not only Targeting paradoxes, which starts with the word;
+    the typo "targting" too. The longer title is still offered."""
+    for typed in ("targeting", "targting", "Targeting"):
+        result = engine.define(typed)
+        assert result.entry is not None and result.entry.id == "glossary:target", typed
+    assert "glossary:targeting-paradoxes" in [c.id for c in engine.define("targeting").candidates]
+    assert engine.define("targeting paradoxes").entry.id == "glossary:targeting-paradoxes"

@@ -43,8 +43,8 @@ def test_shipped_list_is_whole_english_words() -> None:
 def test_english_words_are_not_corrected(engine: Engine) -> None:
     st = engine._st
     # The rules have near neighbours for both words, so only the English check keeps them as typed.
-    assert parsing._correct(st, "good") == ["gold"]
-    assert set(parsing._correct(st, "weather")) == {"water", "whether"}
+    assert parsing.correct(st, "good") == ["gold"]
+    assert set(parsing.correct(st, "weather")) == {"water", "whether"}
     assert terms(st, "is it good to bow my personality") == {"bow": 1.0, "person": 1.0}
     assert terms(st, "does the weather matter in a battle") == {"battl": 1.0}
 
