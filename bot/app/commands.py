@@ -101,7 +101,7 @@ COMMANDS: tuple[Command, ...] = (
         options=(
             Option("since", "From this date, e.g. 2008-01-01 (or 2008-01, 2008)"),
             Option("until", "Up to this date, e.g. 2008-12-31"),
-            Option("source", "Only this document"),
+            Option("source", "Only this document: glossary, obsidian-hand or house (or a word of its name)"),
         ),
         method="changes",
         letter=CHANGES,

@@ -62,14 +62,21 @@ def parse_date(value: str | None, name: str, *, end: bool = False) -> str | None
 
 
 def parse_source(value: str | None) -> str | None:
-    """A source key from its key or its label (the console types either; Discord sends the key)."""
+    """A source key from its key, its label or a recognisable part of either ("obsidian hand", "Obsidian-Hand",
+    "house rulings"): the console types any of these; Discord sends the key."""
     if value is None or not value.strip():
         return None
-    key = value.strip().lower()
-    for source, label in SOURCE_LABELS.items():
-        if key in (source, label.lower()):
-            return source
-    raise UserError(f"source must be one of: {', '.join(SOURCE_LABELS)}; got “{_short(value.strip())}”.")
+
+    def squeeze(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    typed = squeeze(value)
+    if len(typed) >= 4:
+        for source, label in SOURCE_LABELS.items():
+            if typed in (squeeze(source), squeeze(label)) or typed in squeeze(label) or typed in squeeze(source):
+                return source
+    allowed = "; ".join(f"{source} ({label})" for source, label in SOURCE_LABELS.items())
+    raise UserError(f"source must be one of: {allowed}; got “{_short(value.strip())}”.")
 
 
 class Judge:

@@ -94,6 +94,13 @@ def test_commands(console: Console) -> None:
     assert "Citation: The Obsidian Hand Ruleset › Banned Cards (004_f05ef39847fd66e3.txt, lines 115-151)" in whole
 
 
+def test_a_source_is_accepted_by_its_key_its_name_or_a_part_of_either(console: Console) -> None:
+    for typed in ("obsidian-hand", "Obsidian_Hand", "obsidianhand", "OBSIDIAN"):  # an option value is one word
+        out = console.answer(f"/changes since:2016-01-01 source:{typed}")
+        assert out.startswith("Rule changes — The Obsidian Hand Ruleset, since 2016-01-01"), typed
+    assert console.answer("/changes source:comprehensive").startswith("Rule changes — L5R Comprehensive Rules")
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -101,7 +108,7 @@ def test_commands(console: Console) -> None:
         ("/changes since:2008-13-40", "Error: since: 2008-13-40 is not a real date."),
         ("/changes since:2008-02-30", "Error: since: 2008-02-30 is not a real date."),
         ("/changes since:2009 until:2008", "Error: since (2009-01-01) is after until (2008-12-31)."),
-        ("/changes source:nowhere", "Error: source must be one of: glossary, obsidian-hand, house"),
+        ("/changes source:nowhere", "Error: source must be one of: glossary (L5R Comprehensive Rules); obsidian-hand"),
         ("/define", "Error: Please give a term."),
     ],
 )
