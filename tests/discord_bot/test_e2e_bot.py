@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import re
 import time
 from collections.abc import AsyncIterator
@@ -513,3 +514,28 @@ async def test_two_processes_each_run_half_the_shards(engine, tmp_path) -> None:
                 assert bots[shard].get_guild(guild.id) is not None
                 assert bots[1 - shard].get_guild(guild.id) is None
         assert len(fake.sync_calls) == 1
+
+
+async def test_malformed_gateway_events_are_skipped_and_the_bot_keeps_answering(judge, caplog) -> None:
+    """discord.py runs event parsers without a guard, so one malformed event used to end the process."""
+    fake, bot = judge
+    session = fake.session_for_guild(fake.guild)
+    good = fake._interaction_payload(2, {"name": "define", "type": 1}, fake.new_member(), fake.guild)
+    member = {k: v for k, v in good["member"].items() if k != "user"}
+    no_user = {**good, "id": str(int(good["id"]) + 1), "member": member}
+    bad_id = {**good, "id": "abc"}
+    with caplog.at_level(logging.WARNING, logger="bot.gateway"):
+        for name, data in (
+            ("INTERACTION_CREATE", no_user),
+            ("INTERACTION_CREATE", bad_id),
+            ("INTERACTION_CREATE", None),
+            ("GUILD_CREATE", None),
+            ("CHANNEL_UPDATE", {"id": "abc"}),
+        ):
+            await fake.dispatch_event(session, name, data)  # type: ignore[arg-type]
+        rec = await fake.invoke_command("define", {"term": "target"}, user=fake.new_member(), timeout=8)
+    assert public_answer(rec)["embeds"][0]["title"] == "Target"  # still connected, still answering
+    assert not bot.is_closed()
+    skipped = [r.getMessage() for r in caplog.records if r.name == "bot.gateway"]
+    assert len(skipped) >= 3 and all(m.startswith("skipped a malformed ") for m in skipped), skipped
+    assert not any(r.exc_info for r in caplog.records if r.name == "bot.gateway")  # one line, no traceback
