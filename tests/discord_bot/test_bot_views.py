@@ -346,6 +346,19 @@ async def test_reload_is_limited_per_server_and_across_servers_but_not_for_owner
     owner.response.send_message.assert_not_called()
 
 
+async def test_a_failed_reload_names_no_host_path(bot: JudgeBot) -> None:
+    from index.engine import ReloadFailed
+
+    failure = "the build process failed: OSError: [Errno 28] No space left on device: '/var/lib/l5r/index/b-1/x.npz'"
+    command = bot.tree.get_command("reload")
+    interaction = fake_interaction(bot, manage_guild=True)
+    with mock.patch.object(bot, "reload_rules", autospec=True, side_effect=ReloadFailed(failure)):
+        await command.callback(command.binding, interaction)
+    (text,), _ = interaction.followup.send.call_args
+    assert text.startswith("Reload failed; still serving the ") and "/var/lib" not in text
+    assert "No space left on device: 'x.npz'" in text
+
+
 # -- startup: API base, intents, command sync ---------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 import time
 
 import discord
@@ -39,6 +40,16 @@ async def owner_or_manager(interaction: discord.Interaction) -> bool:
     if interaction.guild is not None and interaction.permissions.manage_guild:
         return True
     raise NotAllowed("Only the bot's owner or members with Manage Server can reload the rules.")
+
+
+_HOST_PATH = re.compile(r"(?<![\w/.])/(?:[\w.@+-]+/)+[\w.@+-]*")
+
+
+def without_host_paths(text: str) -> str:
+    """``text`` with every absolute path cut to its last part: a reply in Discord never shows where the
+    host keeps its files (an OS error while building names the full path). Dates such as 10/25/2015 are
+    not paths (they do not start with a slash)."""
+    return _HOST_PATH.sub(lambda m: m[0].rstrip("/").rsplit("/", 1)[-1] or "/", text)
 
 
 def is_known_owner(bot: commands.Bot, user_id: int) -> bool:
@@ -99,9 +110,9 @@ class Admin(commands.Cog):
                 verb = "Reload refused" if isinstance(exc, ReloadRefused) else "Reload failed"
                 text = (
                     f"{verb}; still serving the {serving['entries']} entries from {len(serving['files'])} files "
-                    f"loaded before: {escape(str(exc))}"
+                    f"loaded before: {escape(without_host_paths(str(exc)))}"
                 )
-                log.warning("reload by %s: %s", interaction.user.id, text)
+                log.warning("reload by %s: %s (%s)", interaction.user.id, text, exc)  # the log keeps the paths
                 await interaction.followup.send(text[:2000], ephemeral=True)
                 return
         told = await self._tell_other_processes()
