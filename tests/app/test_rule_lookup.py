@@ -42,3 +42,9 @@ def test_a_name_that_names_no_section_says_so_before_the_closest_text(judge: Jud
         assert "No section is named “personalities”; the closest by its words is Performing" in shown
     named = to_text(judge.rule("deck construction"))  # a real name: no such line
     assert "No section is named" not in named and named.startswith("Deck Construction")
+
+
+def test_a_section_asked_by_number_lists_only_what_is_under_it(judge: Judge) -> None:
+    text = to_text(judge.rule("II.F"))
+    assert "The Play Deck and Deck Construction" in text and "Deck Restrictions" in text
+    assert "Military" not in text and "Banned Cards" not in text  # words that merely match "II.F"
