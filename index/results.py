@@ -114,6 +114,11 @@ class BannedResult:
     # Lines of the list that ban a kind of card, not one title ("Unreleased Cards/Promos"): a card the list
     # does not name may still be one of those, so a "not on the list" answer names them.
     kinds: list[Entry] = field(default_factory=list)
+    # The record names one version of a title (a subtitle, an experience level): other versions are not on
+    # the list, whichever way the card was typed ("tadaka" as much as "Isawa Tadaka").
+    one_version: bool = False
+    # The record bans a kind of card ("Cards with the Rank (Kabuto) icon"), not a card of that name.
+    kind_of_card: bool = False
 
     @property
     def is_banned(self) -> bool:

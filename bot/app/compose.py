@@ -571,15 +571,28 @@ class Composer:
             return self.message("Not on the banned list", [Line(runs(*parts))], kind=BANNED,  # type: ignore[arg-type]
                                 arg=result.query, links=links)
         record = result.record
-        lines: list[Line] = [Line(runs(strong(record.title), " is ", strong("banned"), f" in {record.document}."))]
+        if result.kind_of_card:  # a line that bans a kind of card: never called "a card" or "this card's name"
+            lines: list[Line] = [Line(runs(
+                f"{record.document}'s banned list bans a kind of card: ", strong(record.title),
+                ". A card of that kind is ", strong("banned"), "."
+            ))]
+            if result.how == "partial":
+                lines.append(Line(runs(f"(“{echo(result.query)}” is part of how the list names that kind.)")))
+        else:
+            lines = [Line(runs(strong(record.title), " is ", strong("banned"), f" in {record.document}."))]
         if result.how == "version":
             lines.insert(0, Line(runs(
                 f"The banned list names one version of “{echo(result.query)}”; other versions (another "
                 "subtitle or experience level) are not named on it."
             )))
-        elif result.how == "partial":
+        elif result.how == "partial" and not result.kind_of_card:
             lines.append(Line(runs(f"(“{echo(result.query)}” is part of this card's name, and of no other banned "
                                    "card's.)")))
+            if result.one_version:
+                lines.append(Line(runs(
+                    "The list names this one version; other versions of the card (another subtitle or "
+                    "experience level) are not named on it."
+                )))
         if record.group:
             lines.append(Line(runs(f"Category: {record.group}")))
         if result.banned_on:
@@ -587,7 +600,9 @@ class Composer:
         body: list[Block] = [Group(list(lines))]
         body += [Quote(record, p, k, inline=True) for k, p in enumerate(record.paragraphs)
                  if p.strip() and p.strip() != record.title]
-        title = f"{'One version banned' if result.how == 'version' else 'Banned'}: {record.title}"
+        versioned = result.how == "version" or (result.how == "partial" and result.one_version)
+        label = "One version banned" if versioned else "Banned"
+        title = f"{'Banned kind of card' if result.kind_of_card else label}: {record.title}"
         return Answer(
             title=title,
             kind=BANNED,

@@ -74,7 +74,10 @@ def banned(st: State, card: str) -> BannedResult:
         kinds = [] if matches else _by_kind(st)
         return BannedResult(card, None, None, near, "partial" if matches else "none", matches, kinds)
     record = st.by_id[record_id]
-    return BannedResult(card, record, _banned_on(record), near, how)
+    result = BannedResult(card, record, _banned_on(record), near, how)
+    result.one_version = bool(_base_names(record.title))
+    result.kind_of_card = record in _by_kind(st)
+    return result
 
 
 def _base_names(title: str) -> set[str]:

@@ -48,3 +48,18 @@ def test_a_section_asked_by_number_lists_only_what_is_under_it(judge: Judge) -> 
     text = to_text(judge.rule("II.F"))
     assert "The Play Deck and Deck Construction" in text and "Deck Restrictions" in text
     assert "Military" not in text and "Banned Cards" not in text  # words that merely match "II.F"
+
+
+def test_banned_a_part_of_a_versioned_name_keeps_the_one_version_note(judge: Judge) -> None:
+    for typed in ("tadaka", "isawa tadaka"):
+        text = to_text(judge.banned(typed))
+        assert text.startswith("One version banned: Isawa Tadaka, Seven Thunder (Experienced 2CW)"), typed
+        assert "other versions" in text and "not named on it" in text, typed
+    exact = to_text(judge.banned("Isawa Tadaka, Seven Thunder (Experienced 2CW)"))
+    assert exact.startswith("Banned: Isawa Tadaka, Seven Thunder")  # the very version typed
+
+
+def test_banned_a_kind_of_card_is_not_called_a_card(judge: Judge) -> None:
+    text = to_text(judge.banned("kabuto"))
+    assert text.startswith("Banned kind of card: Cards with the Rank (Kabuto) icon")
+    assert "bans a kind of card" in text and "this card's name" not in text
