@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -91,6 +92,19 @@ def clip(text: str, limit: int = 100) -> str:
 def sort_date(change: Change) -> str:
     """The date a change is ordered by: the evident intended date when the printed one is impossible."""
     return change.probable_date or change.date or ""
+
+
+def ordered_changes(changes: Iterable[Change], *, per_paragraph: bool = True) -> list[Change]:
+    """Changes as an answer lists them: oldest first (undated last), a stamp repeated word for word shown
+    once (``per_paragraph``: once per paragraph it dates, else once for the whole text)."""
+    seen: set[tuple[str, str | None, str | None, int | None]] = set()
+    out: list[Change] = []
+    for change in sorted(changes, key=lambda c: sort_date(c) or "9999"):
+        key = (change.kind, change.date, change.note, change.paragraph if per_paragraph else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(change)
+    return out
 
 
 @dataclass

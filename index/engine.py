@@ -2,7 +2,7 @@
 
 Entries stay in memory (the corpus is loaded anyway, and answers quote them verbatim);
 Whoosh ranks them. Name lookups (``names``) run over in-memory tables; free-text questions
-(``parsing`` analyses them, ``ranking`` ranks, ``hits`` builds the hits) go to Whoosh with a query built
+(``parsing`` analyses them, ``ranking`` ranks, ``passages`` builds the hits) go to Whoosh with a query built
 from our own tokens; ``history`` answers
 changes and the banned list. All per-build tables live in one ``State`` (``state``) that
 ``reload`` replaces with a single assignment; each call reads ``self._state`` once and

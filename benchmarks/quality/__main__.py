@@ -24,28 +24,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-dir", type=Path, default=None, help="index folder (eval only)")
     args = parser.parse_args(argv)
 
+    from benchmarks.quality.blind import format_blind, score
     from benchmarks.quality.evaluate import format_bench, format_eval, run_bench, run_eval
     from index.engine import Engine
 
     if args.what == "bench":
-        result = run_bench(args.sources)
-        text = format_bench
-    elif args.what == "blind":
-        from benchmarks.quality.blind import format_blind, score
-
+        result, text = run_bench(args.sources), format_bench
+    else:  # eval and blind score one engine over the given sources
+        measure, text = (score, format_blind) if args.what == "blind" else (run_eval, format_eval)
         engine = Engine.open(args.sources, args.index_dir)
         try:
-            result = score(engine)
+            result = measure(engine)
         finally:
             engine.close()
-        text = format_blind
-    else:
-        engine = Engine.open(args.sources, args.index_dir)
-        try:
-            result = run_eval(engine)
-        finally:
-            engine.close()
-        text = format_eval
     print(json.dumps(result, ensure_ascii=False, indent=1) if args.json else text(result))
     return 0
 

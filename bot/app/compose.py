@@ -27,6 +27,7 @@ from bot.app.answer import (
     Note,
     Quote,
     Relation,
+    Run,
     code,
     emph,
     runs,
@@ -34,7 +35,7 @@ from bot.app.answer import (
 )
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
 from glossary.kinds import SOURCE_LABELS, is_ruling
-from glossary.model import Anomaly, Entry, line_span, sort_date
+from glossary.model import Anomaly, Entry, line_span, ordered_changes, sort_date
 from index.build.relations import relation_kind
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
@@ -353,9 +354,7 @@ class Composer:
         links = [Link(c.label, c.id) for c in result.candidates]
         if links:
             parts: list[str | object] = ["Did you mean: "]
-            for n, c in enumerate(result.candidates):
-                parts += [", "] if n else []
-                parts.append(strong(c.label))
+            parts += bold_list([c.label for c in result.candidates])
             parts.append("?")
             line = Line(runs(*parts))  # type: ignore[arg-type]
         else:
@@ -443,9 +442,7 @@ class Composer:
                                          code("/define"), " a term."]
             if near:
                 parts.append("\nNearest terms: ")
-                for n, e in enumerate(near):
-                    parts += [", "] if n else []
-                    parts.append(strong(e.title))
+                parts += bold_list([e.title for e in near])
                 parts.append(".")
             links = [Link(e.title, e.id) for e in near]
             return self.message(title, [Line(runs(*parts))], kind=ASK, arg=question, links=links)  # type: ignore[arg-type]
@@ -557,16 +554,12 @@ class Composer:
             kinds = [e for e in result.kinds if e not in result.near]
             if kinds:
                 parts.append("\nThe list also bans by kind of card: ")
-                for n, e in enumerate(kinds):
-                    parts += ["; "] if n else []
-                    parts.append(strong(e.title))
+                parts += bold_list([e.title for e in kinds], "; ")
                 parts.append(". Check whether the card is one of those.")
                 links += [Link(e.title, e.id) for e in kinds]
             if result.near:
                 parts.append("\nClosest banned names: ")
-                for n, e in enumerate(result.near):
-                    parts += [", "] if n else []
-                    parts.append(strong(e.title))
+                parts += bold_list([e.title for e in result.near])
                 parts.append(".")
             return self.message("Not on the banned list", [Line(runs(*parts))], kind=BANNED,  # type: ignore[arg-type]
                                 arg=result.query, links=links)
@@ -699,6 +692,14 @@ def _comes_after(ref: str, names: Sequence[str]) -> bool:
     return asked is not None and bool(known) and asked > max(known)
 
 
+def bold_list(names: Sequence[str], separator: str = ", ") -> list[str | Run]:
+    """Names in bold, with plain separators between them: how an answer lists what it offers."""
+    out: list[str | Run] = []
+    for n, name in enumerate(names):
+        out += [separator, strong(name)] if n else [strong(name)]
+    return out
+
+
 def scope_text(change, entry: Entry | None, paragraph: int | None = None) -> str:  # type: ignore[no-untyped-def]
     """Which text a change dates, when that is not plain from where it is shown.
 
@@ -723,13 +724,8 @@ def history_line(changes, entry: Entry | None = None, paragraph: int | None = No
     With ``entry`` each change says which paragraph it dates (see ``scope_text``); the caller chooses the
     changes, and must only pass the ones that date the text it shows.
     """
-    seen: set[tuple[str, str | None, str | None, int | None]] = set()
     parts: list[str] = []
-    for change in sorted(changes, key=lambda c: sort_date(c) or "9999"):  # undated last
-        key = (change.kind, change.date, change.note, change.paragraph if entry is not None else None)
-        if key in seen:
-            continue
-        seen.add(key)
+    for change in ordered_changes(changes, per_paragraph=entry is not None):
         text = f"{change.kind.capitalize()} {date_text(change)}{scope_text(change, entry, paragraph)}"
         if change.note:
             text += f": {change.note}"

@@ -28,8 +28,8 @@ from bot.app.anchors import entry_href, fragment, page_for, paragraph_href, para
 from bot.app.answer import Dates
 from bot.app.compose import Composer
 from bot.app.renderers.html import HtmlRenderer, attr, file_name, safe_url, text
-from glossary.kinds import SOURCE_LABELS, is_ruling
-from glossary.model import Change, Entry
+from glossary.kinds import is_ruling, label
+from glossary.model import Entry, sort_date
 
 __all__ = [
     "DEFAULT_TITLE",
@@ -103,16 +103,6 @@ time { font-variant-numeric: tabular-nums; }
 """
 
 
-def _label(source: str) -> str:
-    """A source's name for readers ("L5R Comprehensive Rules"); an unknown source goes by its key."""
-    return SOURCE_LABELS.get(source, source)
-
-
-def _change_date(change: Change) -> str | None:
-    """The date a change sorts by: the evident intended date when the written one is impossible."""
-    return change.probable_date or change.date
-
-
 def _place(entry: Entry, depth: int | None = None) -> str:
     """Document › section › ..., leaving out a section the document title already names
     ("L5R Comprehensive Rules — Glossary T" is not followed by "Glossary T")."""
@@ -164,7 +154,7 @@ class _Site:
 
     def page(self, heading: str, body: str) -> str:
         nav = [f'<li><a href="{INDEX_PAGE}">Index</a></li>']
-        nav += [f'<li><a href="{page_for(s)}">{text(_label(s))}</a></li>' for s in self.sources]
+        nav += [f'<li><a href="{page_for(s)}">{text(label(s))}</a></li>' for s in self.sources]
         nav += [_EXTRA_PAGES]
         return (
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -220,7 +210,7 @@ def _render_contents(site: _Site, node: _Node) -> str:
 def _linked(site: _Site, entry_id: str) -> str:
     """A link to an entry named with its source ("Terrain (L5R Comprehensive Rules)")."""
     target = site.by_id.get(entry_id)
-    return site.link(entry_id) + (f" ({text(_label(target.source))})" if target is not None else "")
+    return site.link(entry_id) + (f" ({text(label(target.source))})" if target is not None else "")
 
 
 def _link_lines(site: _Site, entry: Entry) -> list[str]:
@@ -271,9 +261,10 @@ def _article(site: _Site, entry: Entry) -> str:
     else:
         out.append(f'<p class="note">{"No text of its own; it is made up of:" if contents else "No text."}</p>')
     if contents is not None:
-        label = attr(f"Contents of {entry.label}")
+        contents_label = attr(f"Contents of {entry.label}")
         heading = "" if not parts.text else '<p class="note">Contents:</p>'
-        out.append(f'<nav class="contents" aria-label="{label}">{heading}{_render_contents(site, contents)}</nav>')
+        listed = _render_contents(site, contents)
+        out.append(f'<nav class="contents" aria-label="{contents_label}">{heading}{listed}</nav>')
     out += parts.after
     for fact in answer.facts:
         if fact.name == "History":
@@ -297,7 +288,7 @@ def _source_page(site: _Site, source: str) -> str:
             current = heading
             body.append(f"<h2>{text(heading)}</h2>")
         body.append(_article(site, entry))
-    return site.page(_label(source), "\n".join(body))
+    return site.page(label(source), "\n".join(body))
 
 
 def _letter(title: str) -> str:
@@ -330,7 +321,7 @@ def _index_page(site: _Site) -> str:
         entries = [e for e in site.entries if e.source == source]
         documents = ", ".join(dict.fromkeys(e.document for e in entries))
         body.append(
-            f'<li><a href="{page_for(source)}">{text(_label(source))}</a> <span class="count">({len(entries)} '
+            f'<li><a href="{page_for(source)}">{text(label(source))}</a> <span class="count">({len(entries)} '
             f"entries; {text(documents)})</span></li>"
         )
     body.append(_EXTRA_PAGES)
@@ -351,7 +342,7 @@ def _index_page(site: _Site) -> str:
 
     body.append('<h2 id="by-section">By section</h2>')
     for source in site.sources:
-        body.append(f"<h3>{text(_label(source))}</h3>")
+        body.append(f"<h3>{text(label(source))}</h3>")
         sections: dict[str, list[Entry]] = defaultdict(list)
         for entry in site.entries:
             if entry.source == source:
@@ -384,12 +375,12 @@ def _banned_page(site: _Site) -> str:
 def _changes_page(site: _Site) -> str:
     records = [(c, e) for e in site.entries for c in e.changes]
     records.sort(key=lambda r: r[1].label.casefold())
-    records.sort(key=lambda r: _change_date(r[0]) or "", reverse=True)  # newest first; undated last
+    records.sort(key=lambda r: sort_date(r[0]), reverse=True)  # newest first; undated last
     if not records:
         return site.page("Change log", "<p>No dated changes in the loaded sources.</p>")
     items = []
     for change, entry in records:
-        source = text(_label(entry.source))
+        source = text(label(entry.source))
         via = ""
         if change.update_id and change.update_id != entry.id:
             via = f" (from update {site.link(change.update_id)})"

@@ -46,7 +46,7 @@ from bot.app.answer import (
     plain_text,
 )
 from bot.app.compose import scope_text, source_label
-from glossary.model import Change, Entry, sort_date
+from glossary.model import Change, Entry, line_span, ordered_changes
 from glossary.model import citation as citation_words
 
 _SAFE_SCHEMES = {"http", "https", "mailto"}  # and relative URLs (no scheme at all)
@@ -169,8 +169,7 @@ def source_lines(entry: Entry, index: int) -> str | None:
     """Where paragraph ``index`` stands in its file ("line 25", "lines 13–15"); None when not known."""
     if not 0 <= index < len(entry.lines):
         return None
-    first, last = entry.lines[index]
-    return f"line {first}" if first == last else f"lines {first}–{last}"
+    return line_span(*entry.lines[index]).replace("-", "–")  # the model's span, with a typographic dash
 
 
 def file_name(path: str) -> str:
@@ -184,18 +183,6 @@ def published(entry: Entry) -> Entry:
     if name == entry.location.file:
         return entry
     return dataclasses.replace(entry, location=dataclasses.replace(entry.location, file=name))
-
-
-def _ordered(changes: Iterable[Change]) -> list[Change]:
-    """Oldest first (undated last), a change repeated word for word shown once: as the composer lists them."""
-    seen: set[tuple[str, str | None, str | None, int | None]] = set()
-    out = []
-    for change in sorted(changes, key=lambda c: sort_date(c) or "9999"):
-        key = (change.kind, change.date, change.note, change.paragraph)
-        if key not in seen:
-            seen.add(key)
-            out.append(change)
-    return out
 
 
 # -- the renderer ---------------------------------------------------------------------------------------
@@ -417,7 +404,7 @@ class HtmlRenderer:
 
     def dates(self, dates: Dates, cls: str = "dates", label: str = "Dates") -> str:
         """The changes dating a text, oldest first, one per item."""
-        changes = _ordered(dates.changes)
+        changes = ordered_changes(dates.changes)
         if not changes:
             return ""
         items = "".join(f"<li>{self.change(c, dates.entry, dates.paragraph)}</li>" for c in changes)
