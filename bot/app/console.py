@@ -104,7 +104,8 @@ class Console:
 
 
 def run_console(judge: Judge, once: str | None = None) -> int:
-    """Ctrl-C and a closed output pipe (``| head``) end the console quietly, never with a traceback."""
+    """A terminal gets the prompt of ``run_terminal``; otherwise commands are read line by line. Ctrl-C
+    outside that prompt and a closed output pipe (``| head``) end the console quietly, never with a traceback."""
     console = Console(judge)
     try:
         if once is not None:
@@ -114,6 +115,8 @@ def run_console(judge: Judge, once: str | None = None) -> int:
                 return 2
             print(text)
             return 1 if text.startswith(("Error:", "Unknown command")) else 0
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            return run_terminal(console)
         interactive = sys.stdin.isatty()
         if interactive:
             with contextlib.suppress(ImportError):
@@ -128,3 +131,18 @@ def run_console(judge: Judge, once: str | None = None) -> int:
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def run_terminal(console: Console) -> int:
+    """A person at a terminal: line editing, completion and a history file (``bot.app.console_prompt``);
+    the replies are the same text the plain loop prints."""
+    from bot.app import console_prompt as terminal
+
+    history, problem = terminal.open_history(terminal.history_dir(terminal.configured_state_dir(), os.environ))
+    print("L5R rules judge console. Try /define target, /help, or quit.", file=sys.stdout)
+    print("Tab completes, Up recalls earlier lines, Ctrl-C clears the line, Ctrl-D quits.", file=sys.stdout)
+    if problem:
+        print(problem, file=sys.stderr)
+    completer = terminal.CommandCompleter(console.judge, console.commands)
+    session = terminal.make_session(PROMPT, completer, history)
+    return terminal.prompt_loop(console.answer, QUIT, session, sys.stdout)
