@@ -50,6 +50,8 @@ class Settings:
     log_format: str = "text"  # "json": one JSON object per log line
     health_port: int | None = None  # /healthz and /metrics on this port; None: no endpoint
     health_host: str = "127.0.0.1"
+    health_max_connections: int = 64  # open connections to the health endpoint; a new one closes the oldest idle
+    health_header_timeout: float = 5.0  # seconds a new health connection has to send its request head
     lookup_workers: int = 2  # lookups computed at once (threads; the GIL makes more of them no faster)
     max_wait: float = 10.0  # seconds a lookup may expect to wait for a worker; past that: the busy reply
     shutdown_grace: float = 5.0  # seconds a stop waits for answers in flight
@@ -103,6 +105,7 @@ class Settings:
         health_port = get.integer("HEALTH_PORT")
         if health_port is not None and health_port > 65535:
             raise SettingsError(f"HEALTH_PORT: expected a TCP port (1-65535, or 0 for off), got {health_port}")
+        header_timeout = get.positive("HEALTH_HEADER_TIMEOUT", default=5.0)
         return cls(
             token=get.text("DISCORD_TOKEN"),
             guild_ids=tuple(get.int_list("DISCORD_GUILD_IDS") or ()),
@@ -124,6 +127,8 @@ class Settings:
             log_format=log_format,
             health_port=health_port or None,
             health_host=get.text("HEALTH_HOST") or "127.0.0.1",
+            health_max_connections=get.integer("HEALTH_MAX_CONNECTIONS", minimum=1) or 64,
+            health_header_timeout=header_timeout,
             lookup_workers=get.integer("LOOKUP_WORKERS", minimum=1) or 2,
             max_wait=get.number("MAX_WAIT", default=10.0),
             shutdown_grace=get.number("SHUTDOWN_GRACE", default=5.0),
@@ -163,6 +168,15 @@ class _Getter:
             return default
         if not 0 <= number < float("inf"):  # also refuses NaN
             raise SettingsError(f"{name}: must be zero or a positive number of seconds, got {self.text(name)!r}")
+        return number
+
+    def positive(self, name: str, default: float) -> float:
+        """A number of seconds that must be above zero (a timeout of 0 would close everything at once)."""
+        number = self._convert(name, float, "a number of seconds")
+        if number is None:
+            return default
+        if not 0 < number < float("inf"):
+            raise SettingsError(f"{name}: must be a positive number of seconds, got {self.text(name)!r}")
         return number
 
     def int_list(self, name: str) -> list[int] | None:

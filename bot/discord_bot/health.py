@@ -4,11 +4,13 @@ Health is what the running process knows, not a second look at the files on disk
 this process runs has an open gateway socket whose heartbeats are being acknowledged, and the
 index is loaded. ``/healthz`` answers 200 with the details as JSON when all hold, 503 otherwise
 (also while starting and while stopping). The container's HEALTHCHECK asks it
-(``python -m bot health``).
+(``python -m bot health``). Its connections are bounded in number and in the time a request head may
+take (``bot.discord_bot.connection_limits``): it listens on 0.0.0.0 in the image.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -18,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from bot.discord_bot.connection_limits import ACCEPT_BATCH, ConnectionGuard
 
 if TYPE_CHECKING:
     from bot.discord_bot.client import JudgeBot
@@ -87,31 +91,62 @@ class HealthPortError(RuntimeError):
 
 
 class HealthServer:
-    """A small aiohttp server in the bot's own event loop."""
+    """A small aiohttp server in the bot's own event loop, its connections held by a ``ConnectionGuard``."""
 
-    def __init__(self, bot: JudgeBot, host: str, port: int) -> None:
+    def __init__(
+        self,
+        bot: JudgeBot,
+        host: str,
+        port: int,
+        *,
+        max_connections: int | None = None,
+        header_timeout: float | None = None,
+    ) -> None:
+        """The limits default to the bot's settings (HEALTH_MAX_CONNECTIONS, HEALTH_HEADER_TIMEOUT)."""
         self.bot, self.host, self.port = bot, host, port
+        settings = bot.settings
+        self.guard = ConnectionGuard(
+            max_connections if max_connections is not None else settings.health_max_connections,
+            header_timeout if header_timeout is not None else settings.health_header_timeout,
+            log,
+        )
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.AbstractServer | None = None
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(middlewares=[self.guard.middleware])
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(app, handle_signals=False, **self.guard.server_kwargs())
         await self._runner.setup()
+        assert self._runner.server is not None
+        loop = asyncio.get_running_loop()
         try:
-            await web.TCPSite(self._runner, self.host, self.port).start()
+            # Not web.TCPSite: the guard makes every connection's handler (limit, header timeout, quiet log).
+            self._listener = await loop.create_server(
+                self.guard.factory(self._runner.server), self.host, self.port, backlog=ACCEPT_BATCH
+            )
         except OSError as exc:
             await self._runner.cleanup()
             self._runner = None
             raise HealthPortError(f"HEALTH_PORT {self.port} on {self.host}: {exc.strerror or exc}") from None
         if self.port == 0:  # tests ask for any free port
-            self.port = self._runner.addresses[0][1]
-        log.info("health endpoint on http://%s:%d/healthz and /metrics", self.host, self.port)
+            self.port = self._listener.sockets[0].getsockname()[1]
+        log.info(
+            "health endpoint on http://%s:%d/healthz and /metrics (at most %d connections, %g s for a request head)",
+            self.host,
+            self.port,
+            self.guard.limit,
+            self.guard.header_timeout,
+        )
 
     async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        self.guard.close()
         if self._runner is not None:
-            await self._runner.cleanup()
+            await self._runner.cleanup()  # closes the open connections
             self._runner = None
 
     async def _healthz(self, request: web.Request) -> web.Response:

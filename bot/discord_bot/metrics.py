@@ -2,7 +2,11 @@
 don't share counters). Served as ``/metrics`` by ``bot.discord_bot.health``.
 
 Counters and histograms are updated where answers are logged (``bot.discord_bot.logs.log_answer``); the live
-figures (gateway, heartbeat, index size, lookups in flight) are read at scrape time.
+figures (gateway, heartbeat, index size, lookups in flight) are read at scrape time. A custom registry gets
+none of prometheus_client's default collectors, so the process (``process_*``: CPU, memory, file
+descriptors), platform (``python_info``) and garbage-collector (``python_gc_*``) ones are added here.
+The names and types are listed in docs/admins.md and checked against a scrape by
+tests/discord_bot/test_metrics_endpoint.py.
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CollectorRegistry, Counter, GCCollector, Histogram, PlatformCollector, ProcessCollector
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
@@ -27,6 +31,9 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=self.registry)  # process_cpu_seconds_total, *_memory_bytes, *_fds, start time
+        PlatformCollector(registry=self.registry)  # python_info
+        GCCollector(registry=self.registry)  # python_gc_*
         self.answers = Counter(
             "l5r_answers",
             "Interactions handled, by command and outcome (ok, user_error, cooldown, busy, expired, error, ...)",
@@ -62,7 +69,7 @@ class _LiveCollector(Collector):
     def __init__(self, bot: JudgeBot) -> None:
         self.bot = bot
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         from bot.discord_bot.health import gateway_status
 
         shards = gateway_status(self.bot)
@@ -95,11 +102,32 @@ class _LiveCollector(Collector):
         yield GaugeMetricFamily(
             "l5r_lookup_seconds_average", "Running average of one lookup's duration", value=lookups.seconds_per_lookup
         )
-        yield GaugeMetricFamily(
+        # Running totals kept by the bot itself: counters (exposed with ``_total``), never gauges.
+        yield CounterMetricFamily(
             "l5r_responses_skipped",
             "First responses not sent because the interaction's window had closed",
             value=self.bot.responder.skipped,
         )
+        yield CounterMetricFamily(
+            "l5r_lookups_skipped",
+            "Lookups dropped before they started because their answer was no longer wanted",
+            value=lookups.skipped,
+        )
+        health = getattr(self.bot, "health", None)  # None also while the bot is being made (auto_describe)
+        yield GaugeMetricFamily(
+            "l5r_health_connections_open",
+            "Connections open to this health and metrics endpoint",
+            value=health.guard.open_connections if health is not None else 0,
+        )
+        closed = CounterMetricFamily(
+            "l5r_health_connections_closed",
+            "Connections the endpoint closed itself: header_timeout, evicted (oldest idle at the limit), "
+            "refused (at the limit, all answering), malformed (answered 400)",
+            labels=["reason"],
+        )
+        for reason in ("header_timeout", "evicted", "refused", "malformed"):
+            closed.add_metric([reason], health.guard.closed[reason] if health is not None else 0)
+        yield closed
         yield GaugeMetricFamily(
             "l5r_uptime_seconds", "Seconds since the bot process started", value=time.monotonic() - self.bot.started
         )

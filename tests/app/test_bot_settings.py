@@ -168,3 +168,20 @@ def test_bad_service_values_name_the_variable(env: dict[str, str], message: str)
     with pytest.raises(SettingsError) as info:
         Settings.from_env(env)
     assert str(info.value).startswith(message)
+
+
+def test_health_endpoint_limits() -> None:
+    s = Settings.from_env({"HEALTH_MAX_CONNECTIONS": "8", "HEALTH_HEADER_TIMEOUT": "0.5"})
+    assert (s.health_max_connections, s.health_header_timeout) == (8, 0.5)
+    d = Settings.from_env({})
+    assert (d.health_max_connections, d.health_header_timeout) == (64, 5.0)
+    for env, message in (
+        ({"HEALTH_MAX_CONNECTIONS": "0"}, "HEALTH_MAX_CONNECTIONS: must be at least 1"),
+        ({"HEALTH_MAX_CONNECTIONS": "many"}, "HEALTH_MAX_CONNECTIONS: expected a whole number"),
+        ({"HEALTH_HEADER_TIMEOUT": "0"}, "HEALTH_HEADER_TIMEOUT: must be a positive number of seconds"),
+        ({"HEALTH_HEADER_TIMEOUT": "-2"}, "HEALTH_HEADER_TIMEOUT: must be a positive number of seconds"),
+        ({"HEALTH_HEADER_TIMEOUT": "soon"}, "HEALTH_HEADER_TIMEOUT: expected a number of seconds"),
+    ):
+        with pytest.raises(SettingsError) as info:
+            Settings.from_env(env)
+        assert str(info.value).startswith(message)
