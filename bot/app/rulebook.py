@@ -1,5 +1,5 @@
-"""The browsable rulebook: a static site (plain HTML and CSS, no JavaScript) of every loaded entry, as the
-judge answers it.
+"""The browsable rulebook: a static site (plain HTML and CSS; JavaScript only for its search) of every loaded
+entry, as the judge answers it.
 
 Each entry's article is ``Composer.entry(entry)`` rendered by ``bot.app.renderers.html``, so the site says
 what the bot says: a format update that amends one paragraph is shown, worded as an amendment, under that
@@ -12,7 +12,11 @@ source (``glossary.html``, ``obsidian-hand.html``, ``house.html``) where every e
 ``id`` is exactly the entry id and every paragraph one whose id is ``<entry id>-p<N>`` (``bot.app.anchors``),
 ``banned.html`` and ``changes.html`` (every dated change, newest first), and ``style.css``.
 
-``python -m bot export OUT_DIR`` writes it, with the paragraph scopes of the search index
+Search (``bot.app.rulebook_search``): a Pagefind index in ``pagefind/``, one record per entry at its anchor,
+and ``search.js``, which shows Pagefind's search box in every page's header. Without JavaScript the box
+stays hidden and every page reads as before; ``search=False`` writes the site without any of it.
+
+``python -m bot export OUT_DIR`` writes it, with the paragraph scopes of the judge's own index
 (``Engine.scope``); without them (``scope=None``) a relation is placed by the composer's own fallback (an
 entry of one paragraph is that paragraph; otherwise the whole entry).
 """
@@ -28,6 +32,7 @@ from bot.app.anchors import entry_href, fragment, page_for, paragraph_href, para
 from bot.app.answer import Dates
 from bot.app.compose import Composer
 from bot.app.renderers.html import HtmlRenderer, attr, file_name, safe_url, text
+from bot.app.rulebook_search import SEARCH_SCRIPT, SEARCH_SCRIPT_NAME, Record, build_index
 from glossary.kinds import is_ruling, label
 from glossary.model import Entry, sort_date
 
@@ -100,6 +105,12 @@ h2 { font-size: 1.3rem; margin-top: 2rem; border-bottom: 1px solid var(--rule); 
 .letters a { display: inline-block; min-width: 1.6rem; text-align: center; }
 ul.entries { padding-left: 1.2rem; }
 time { font-variant-numeric: tabular-nums; }
+.search { margin: .6rem 0 0; }
+.search[hidden] { display: none; }
+.search .pagefind-ui { --pagefind-ui-scale: .85; --pagefind-ui-primary: var(--accent); --pagefind-ui-text: var(--fg);
+  --pagefind-ui-background: var(--bg); --pagefind-ui-border: var(--rule); --pagefind-ui-tag: var(--rule);
+  --pagefind-ui-font: inherit; }
+.search mark { background: var(--mark); color: inherit; }
 """
 
 
@@ -143,6 +154,7 @@ class _Site:
     sources: list[str]
     composer: Composer
     html: HtmlRenderer
+    search: bool = False  # whether pages carry the search box (the Pagefind index is written beside them)
     by_file: dict[tuple[str, str], list[Entry]] = field(default_factory=dict)  # (source, file) -> its entries
 
     def __post_init__(self) -> None:
@@ -156,13 +168,17 @@ class _Site:
         nav = [f'<li><a href="{INDEX_PAGE}">Index</a></li>']
         nav += [f'<li><a href="{page_for(s)}">{text(label(s))}</a></li>' for s in self.sources]
         nav += [_EXTRA_PAGES]
+        search = ""
+        if self.search:  # hidden until search.js shows it: without JavaScript there is no dead box
+            search = '<div class="search" id="search" hidden></div>\n'
+            search += f'<script src="{SEARCH_SCRIPT_NAME}" defer></script>\n'
         return (
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{text(heading if heading == self.title else f'{heading} · {self.title}')}</title>\n"
             f'<link rel="stylesheet" href="{STYLESHEET}">\n</head>\n<body>\n'
             f'<header><a class="site" href="{INDEX_PAGE}">{text(self.title)}</a>\n'
-            f'<nav aria-label="Site"><ul>{"".join(nav)}</ul></nav></header>\n'
+            f'<nav aria-label="Site"><ul>{"".join(nav)}</ul></nav>\n{search}</header>\n'
             f"<main>\n<h1>{text(heading)}</h1>\n{body}\n</main>\n</body>\n</html>\n"
         )
 
@@ -276,8 +292,9 @@ def _article(site: _Site, entry: Entry) -> str:
     return "\n".join(p for p in out if p)
 
 
-def _source_page(site: _Site, source: str) -> str:
-    """All entries of one source in their document order, with a heading whenever the section changes."""
+def _source_page(site: _Site, source: str, articles: dict[str, str]) -> str:
+    """All entries of one source in their document order, with a heading whenever the section changes;
+    ``articles``: each entry's article by id (the search indexes the same ones)."""
     body: list[str] = []
     current: str | None = None
     entries = [e for e in site.entries if e.source == source]
@@ -287,7 +304,7 @@ def _source_page(site: _Site, source: str) -> str:
         if heading != current:
             current = heading
             body.append(f"<h2>{text(heading)}</h2>")
-        body.append(_article(site, entry))
+        body.append(articles[entry.id])
     return site.page(label(source), "\n".join(body))
 
 
@@ -316,7 +333,11 @@ def _a_to_z(site: _Site, entries: list[Entry], prefix: str) -> list[str]:
 
 
 def _index_page(site: _Site) -> str:
-    body = ['<h2 id="by-source">By source</h2>', "<ul>"]
+    body: list[str] = []
+    if site.search:
+        body.append('<noscript><p class="note">Search needs JavaScript; the lists below work without it.</p>'
+                    "</noscript>")
+    body += ['<h2 id="by-source">By source</h2>', "<ul>"]
     for source in site.sources:
         entries = [e for e in site.entries if e.source == source]
         documents = ", ".join(dict.fromkeys(e.document for e in entries))
@@ -412,12 +433,20 @@ def _check_ids(entries: list[Entry]) -> None:
 
 
 def export_rulebook(
-    entries: list[Entry], out_dir: Path, title: str = DEFAULT_TITLE, *, scope: Scope | None = None
+    entries: list[Entry],
+    out_dir: Path,
+    title: str = DEFAULT_TITLE,
+    *,
+    scope: Scope | None = None,
+    search: bool = True,
 ) -> list[Path]:
-    """Write the site into ``out_dir`` (created if needed); returns the files written, index first.
+    """Write the site into ``out_dir`` (created if needed); returns the files written, index first (the
+    search index's folder, ``pagefind/``, last).
 
     ``scope(rule_id, entry_id)``: the paragraphs of the entry a linked rule concerns (``Engine.scope``), so
-    an amendment is shown under the paragraph it amends. Raises ValueError for duplicate element ids.
+    an amendment is shown under the paragraph it amends. ``search``: index every entry with Pagefind and
+    put its search box on every page. Raises ValueError for duplicate element ids, and
+    ``rulebook_search.SearchIndexError`` (an OSError) with one line when Pagefind cannot run.
     """
     _check_ids(entries)
     present = {e.source for e in entries}
@@ -426,17 +455,23 @@ def export_rulebook(
     # No rulebook URL (the site links within itself) and no sub-heading text under a heading: the site
     # lists a heading's contents as links instead of quoting them a second time.
     composer = Composer(by_id.get, None, children=lambda _entry_id: [], scope=scope)
-    site = _Site(list(entries), by_id, title, sources, composer, HtmlRenderer(by_id))
+    site = _Site(list(entries), by_id, title, sources, composer, HtmlRenderer(by_id), search=search)
+    articles = {e.id: _article(site, e) for e in site.entries}
 
     out_dir.mkdir(parents=True, exist_ok=True)
     pages = {INDEX_PAGE: _index_page(site)}
-    pages.update({page_for(s): _source_page(site, s) for s in sources})
+    pages.update({page_for(s): _source_page(site, s, articles) for s in sources})
     pages[BANNED_PAGE] = _banned_page(site)
     pages[CHANGES_PAGE] = _changes_page(site)
     pages[STYLESHEET] = CSS
+    if search:
+        pages[SEARCH_SCRIPT_NAME] = SEARCH_SCRIPT
     written = []
     for name, content in pages.items():
         path = out_dir / name
         path.write_text(content, encoding="utf-8")
         written.append(path)
+    if search:
+        records = [Record(entry_href(e), e.label, articles[e.id], label(e.source)) for e in site.entries]
+        written.append(build_index(out_dir, records))
     return written

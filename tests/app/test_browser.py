@@ -2,7 +2,9 @@
 
 The site is served over HTTP on 127.0.0.1 and browsed with JavaScript disabled (the site must not need
 it): open the index, follow links to a cross-reference's anchor, check every entry id is on its page,
-check nothing overflows a phone-width screen, and save screenshots in ``test-artifacts/``.
+check nothing overflows a phone-width screen, and save screenshots in ``test-artifacts/``. Its search
+(Pagefind, ``bot.app.rulebook_search``) is the one thing that needs JavaScript: tested with it on, over HTTP
+and from ``file://``.
 """
 
 from __future__ import annotations
@@ -41,19 +43,26 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[Entry]]]:
+def site_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Entry]]:
     """The real corpus (shipped sources + the example house rulings) exported as ``python -m bot export``
-    does (with the index's paragraph scopes) and served on 127.0.0.1."""
+    does (with the index's paragraph scopes, and its search index)."""
     engine = Engine.open([SHIPPED_SOURCES, EXAMPLES_DIR], tmp_path_factory.mktemp("index"))
     corpus = engine.corpus
     out = tmp_path_factory.mktemp("rulebook")
     export_rulebook(corpus.entries, out, scope=engine.scope)
     engine.close()
+    return out, corpus.entries
+
+
+@pytest.fixture(scope="module")
+def site(site_dir: tuple[Path, list[Entry]]) -> Iterator[tuple[str, list[Entry]]]:
+    """The exported site served on 127.0.0.1."""
+    out, entries = site_dir
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", corpus.entries
+        yield f"http://127.0.0.1:{server.server_address[1]}/", entries
     finally:
         server.shutdown()
         server.server_close()
@@ -83,6 +92,9 @@ def test_follow_cross_reference_to_its_anchor(site: tuple[str, list[Entry]], bro
     page = context.new_page()
     page.goto(base + "index.html")
     expect(page).to_have_title("L5R rules judge: rulebook")
+    expect(page.locator("#search")).to_be_hidden()  # no dead search box without JavaScript, but a note
+    # (a real browser shows <noscript>; Playwright turns script off but still parses it as with script on)
+    assert "Search needs JavaScript" in (page.locator("noscript").text_content() or "")
     page.get_by_role("navigation").get_by_role("link", name="House rulings").click()
     expect(page).to_have_url(base + "house.html")
 
@@ -120,7 +132,10 @@ def test_every_entry_id_is_on_its_page_and_fits_a_phone(site: tuple[str, list[En
         found[name] = set(page.locator("[id]").evaluate_all("els => els.map(e => e.id)"))
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"{name} scrolls sideways on a phone by {overflow}px"
-        assert page.locator("script").count() == 0
+        # Scripts: the search's own files only, none inline (house rulings cannot add one)
+        assert page.locator("script:not([src])").count() == 0, name
+        sources = set(page.locator("script").evaluate_all("els => els.map(e => e.src)"))
+        assert sources <= {base + "search.js", base + "pagefind/pagefind-ui.js"}, (name, sources)
     missing = [e.id for e in entries if e.id not in found[entry_href(e).split("#")[0]]]
     assert missing == []
     assert len(entries) > 100  # the whole shipped corpus, not a stub
@@ -219,4 +234,102 @@ def test_paragraph_anchor_nested_bullets_and_contents(site: tuple[str, list[Entr
     expect(section.get_by_role("navigation")).to_be_visible()
     section.get_by_role("link", name="Cardinal Rule 2: Cards vs. Cards").click()
     expect(page).to_have_url(base + "obsidian-hand.html#obsidian-hand:cardinal-rule-2")
+    context.close()
+
+
+# --- search (issue 19): Pagefind's index and UI, JavaScript on -----------------------------------------
+
+
+def _watch_errors(page: object) -> list[str]:
+    """Script errors and failed requests of the site's own files (the browser's favicon request aside)."""
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))  # type: ignore[attr-defined]
+    page.on(  # type: ignore[attr-defined]
+        "response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}")
+    )
+    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))  # type: ignore[attr-defined]
+    return errors
+
+
+@pytest.mark.parametrize(
+    ("word", "entry_id", "title"),
+    [("terrain", "glossary:terrain", "Terrain"), ("targeting", "glossary:target", "Target")],
+)
+def test_search_lands_on_the_entry(
+    site: tuple[str, list[Entry]], browser: object, word: str, entry_id: str, title: str
+) -> None:
+    """A player's word typed in the search box of the index page: the first result is the entry, and
+    following it lands on the entry's anchor."""
+    from playwright.sync_api import expect
+
+    base, _ = site
+    context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    errors = _watch_errors(page)
+    page.goto(base + "index.html")
+    search = page.get_by_role("search", name="Search this site")  # Pagefind's form
+    expect(search).to_be_visible()
+    box = search.get_by_role("textbox")
+    expect(box).to_have_attribute("placeholder", "Search the rules")
+    box.fill(word)
+    results = search.locator(".pagefind-ui__result")
+    expect(results.first).to_be_visible()
+    first = results.first.locator("a.pagefind-ui__result-link")
+    expect(first).to_have_text(title)
+    expect(first).to_have_attribute("href", f"{entry_id.split(':')[0]}.html#{entry_id}")
+    expect(results.first.locator("mark").first).to_be_visible()  # the word shown where it stands
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"the search results scroll sideways on a phone by {overflow}px"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"rulebook-search-{word}.png"))
+
+    first.click()
+    expect(page).to_have_url(base + f"{entry_id.split(':')[0]}.html#{entry_id}")
+    target = page.locator(f'[id="{entry_id}"]')
+    expect(target).to_be_in_viewport()
+    expect(target.get_by_role("heading", name=title, exact=True)).to_be_visible()
+    assert errors == []
+    context.close()
+
+
+def test_search_from_another_page_and_for_nonsense(site: tuple[str, list[Entry]], browser: object) -> None:
+    """Every page's header has the box; a word in no rule shows "No results", and no error."""
+    from playwright.sync_api import expect
+
+    base, _ = site
+    context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    errors = _watch_errors(page)
+    page.goto(base + "house.html")
+    box = page.locator("header").get_by_role("search", name="Search this site").get_by_role("textbox")
+    box.fill("zzzzqqq")
+    expect(page.locator(".pagefind-ui__message")).to_have_text("No results for zzzzqqq")
+    expect(page.locator(".pagefind-ui__result")).to_have_count(0)
+
+    box.fill("ranged attack")  # then a real one, from this page: the link goes to another page's anchor
+    first = page.locator("a.pagefind-ui__result-link").first
+    expect(first).to_have_text("Ranged Attack")
+    first.click()
+    expect(page).to_have_url(base + "glossary.html#glossary:ranged-attack")
+    expect(page.locator('[id="glossary:ranged-attack"]')).to_be_in_viewport()
+    assert errors == []
+    context.close()
+
+
+def test_search_from_a_file_says_how_to_serve_the_folder(site_dir: tuple[Path, list[Entry]], browser: object) -> None:
+    """Browsers refuse Pagefind's module and index to a file:// page (Chromium: "Cross origin requests are
+    only supported for protocol schemes: … http, https …"): instead of a box that never answers, a note says
+    how to serve the folder. The rest of the site works from the file."""
+    from playwright.sync_api import expect
+
+    out, _ = site_dir
+    context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.goto((out / "index.html").as_uri())
+    search = page.locator("#search")
+    expect(search).to_be_visible()
+    expect(search).to_contain_text("run python -m http.server in the folder and open http://127.0.0.1:8000/")
+    expect(search.get_by_role("textbox")).to_have_count(0)
+    page.get_by_role("navigation").get_by_role("link", name="House rulings").click()
+    expect(page.locator('[id="house:terrain-destroyed-before-battle-resolution"]')).to_be_visible()
     context.close()

@@ -194,8 +194,9 @@ def test_files_written_and_every_entry_has_its_anchor(entries: list[Entry], tmp_
     written = export_rulebook(entries, tmp_path / "site", title="Test rulebook")
     assert [p.name for p in written] == [
         "index.html", "glossary.html", "obsidian-hand.html", "house.html", "banned.html", "changes.html", "style.css",
+        "search.js", "pagefind",
     ]
-    assert all(p.is_file() for p in written)
+    assert all(p.is_file() for p in written[:-1]) and written[-1].is_dir()
     for entry in entries:
         page = parse_page(tmp_path / "site" / entry_href(entry).split("#")[0])
         assert page.ids.count(entry.id) == 1, entry.id
@@ -208,7 +209,10 @@ def test_every_link_resolves_and_pages_are_phone_ready(entries: list[Entry], tmp
     for path in tmp_path.glob("*.html"):
         page = parse_page(path)
         assert {"name": "viewport", "content": "width=device-width, initial-scale=1"} in page.meta, path.name
-        assert "script" not in page.tags, path.name
+        # The only script is the search's, deferred; its box is hidden until the script shows it.
+        html_text = path.read_text(encoding="utf-8")
+        assert re.findall(r"<script\b[^>]*>", html_text) == ['<script src="search.js" defer>'], path.name
+        assert '<div class="search" id="search" hidden></div>' in html_text, path.name
     css = (tmp_path / "style.css").read_text(encoding="utf-8")
     assert "max-width: 46rem" in css
 
@@ -283,7 +287,7 @@ def test_house_markdown_is_rendered_without_raw_html_or_unsafe_links(entries: li
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in house
     assert "javascript:" not in house.replace("(javascript:alert(1))", "")
     assert '<a href="https://example.com/rules">ok</a>' in house
-    assert "<script" not in house
+    assert re.findall(r"<script\b[^>]*>", house) == ['<script src="search.js" defer>']  # the search's only
 
 
 def test_change_log_is_newest_first_and_links_each_entry(entries: list[Entry], tmp_path: Path) -> None:
@@ -827,15 +831,35 @@ def test_bot_export_command_writes_the_site(
     code = main(["export", str(out), "--sources", str(SHIPPED_SOURCES), "--sources", str(EXAMPLES_DIR),
                  "--title", "Kotei rulebook"])
     assert code == 0, capsys.readouterr().err
-    assert capsys.readouterr().out.strip() == f"wrote 7 file(s) to {out}"
+    assert capsys.readouterr().out.strip() == f"wrote 9 file(s) to {out}"
     assert sorted(p.name for p in out.iterdir()) == [
-        "banned.html", "changes.html", "glossary.html", "house.html", "index.html", "obsidian-hand.html", "style.css",
+        "banned.html", "changes.html", "glossary.html", "house.html", "index.html", "obsidian-hand.html", "pagefind",
+        "search.js", "style.css",
     ]
+    assert (out / "pagefind" / "pagefind-entry.json").is_file()
     assert "<title>Kotei rulebook</title>" in (out / "index.html").read_text(encoding="utf-8")
     assert [r["under"] for r in _relations(out / "glossary.html", "glossary:terrain") if "amends" in r["kind"]] == [
         "glossary:terrain-p2", "glossary:terrain-p2"]
     assert main(["export", str(tmp_path / "other"), "--sources", str(tmp_path / "missing")]) == 1
     assert "missing" in capsys.readouterr().err
+
+
+def test_bot_export_without_pagefind_is_one_line(
+    shipped_index: tuple[Engine, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Pagefind cannot run (here: its binary is missing): exit status 1 and one line, not a traceback."""
+    from bot.__main__ import main
+
+    _, index_dir = shipped_index
+    monkeypatch.setenv("L5R_INDEX_DIR", str(index_dir))
+    monkeypatch.setenv("PAGEFIND_BINARY_PATH", str(tmp_path / "missing-pagefind"))
+    monkeypatch.chdir(tmp_path)
+    code = main(["export", str(tmp_path / "site"), "--sources", str(SHIPPED_SOURCES), "--sources", str(EXAMPLES_DIR)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("error: Pagefind cannot run (") and "missing-pagefind" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_the_glossary_layer_no_longer_exports(capsys: pytest.CaptureFixture[str]) -> None:
