@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from bot.app import commands
-from bot.app.answer import Answer, Group, Line, code, runs, strong
+from bot.app.answer import Answer, Fact, Group, Line, code, runs, strong
 from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
 from bot.app.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
 from glossary.kinds import SOURCE_LABELS, is_ruling
@@ -27,6 +27,12 @@ if TYPE_CHECKING:
     from index.query.overlay import Overlay
 
 QUERY_LIMIT = 300  # characters of a question we search on (a quoted message can be long)
+# /about's pointer to the privacy statement (no setting names where the documentation is published: the path)
+PRIVACY = (
+    "What the bot stores (this server's rulings, with judges' Discord ids and names), why, for how long "
+    "(deleted 30 days after the bot is removed, by default), and how to have it deleted: "
+)
+PRIVACY_DOC = "docs/privacy.md"
 
 
 class UserError(ValueError):
@@ -195,7 +201,9 @@ class Judge:
         if corpus.anomalies:
             lines.append(Line(runs(strong("Anomalies noted"), f" {len(corpus.anomalies)} (see ",
                                    code("python -m glossary lint"), ")")))
-        return self.composer.message("About the L5R rules judge", [Group(lines)], kind=ABOUT)  # type: ignore[list-item]
+        answer = self.composer.message("About the L5R rules judge", [Group(lines)], kind=ABOUT)  # type: ignore[list-item]
+        answer.facts.append(Fact("Privacy", [Line(runs(PRIVACY, code(PRIVACY_DOC)))]))
+        return answer
 
     def help(self, front: str = "discord") -> Answer:
         """The commands ``front`` offers, from the registry: what the console accepts, or what Discord has."""

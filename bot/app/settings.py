@@ -46,6 +46,7 @@ class Settings:
     embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); see ``model``
     database_url: str | None = field(default=None, repr=False)  # rulings database; default: SQLite in state_dir
     rulings_poll_seconds: float = 2.0  # how often other processes' ruling changes and /reloads are looked for
+    data_grace_days: int = 30  # days a server's rulings are kept after it removed the bot (a re-invite keeps them)
     # Running as a service (bot/discord_bot/logs.py, bot/discord_bot/health.py, bot/discord_bot/admission.py):
     log_format: str = "text"  # "json": one JSON object per log line
     health_port: int | None = None  # /healthz and /metrics on this port; None: no endpoint
@@ -124,6 +125,7 @@ class Settings:
             embedding_model=model,
             database_url=get.database_url("DATABASE_URL"),
             rulings_poll_seconds=get.number("RULINGS_POLL_SECONDS", default=2.0) or 2.0,
+            data_grace_days=_default(get.integer("L5R_DATA_GRACE_DAYS"), 30),
             log_format=log_format,
             health_port=health_port or None,
             health_host=get.text("HEALTH_HOST") or "127.0.0.1",
@@ -135,6 +137,11 @@ class Settings:
             reload_cooldown=get.number("RELOAD_COOLDOWN", default=60.0),
             reload_cooldown_global=get.number("RELOAD_COOLDOWN_GLOBAL", default=15.0),
         )
+
+
+def _default(value: int | None, default: int) -> int:
+    """``value`` unless it was not set (0 is a value: e.g. no grace period at all)."""
+    return default if value is None else value
 
 
 class _Getter:

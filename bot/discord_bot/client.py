@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -227,6 +228,7 @@ class JudgeBot(commands.AutoShardedBot):
             lambda: self.judge.engine,
             poll_seconds=self.settings.rulings_poll_seconds,
             on_remote_reload=self._remote_reload,
+            grace=dt.timedelta(days=self.settings.data_grace_days),
         )
         await self.rulings.start()
 

@@ -3,6 +3,12 @@
 python -m bot.rulings migrate        # bring the schema up to date (the bot also does this at startup)
 python -m bot.rulings backup FILE    # SQLite: an online backup (safe while the bot runs) into FILE
 python -m bot.rulings where          # which database the settings select (password hidden)
+python -m bot.rulings export-server GUILD_ID   # everything stored for a server, as JSON on stdout
+python -m bot.rulings forget-server GUILD_ID   # delete everything stored for a server, now
+python -m bot.rulings forget-user USER_ID [--name NAME]...  # a user's deletion request (rulings kept)
+
+Exit status: 0 done (also when there was nothing to delete: the line says so), 1 the database failed,
+2 bad arguments or settings.
 
 PostgreSQL is backed up with its own tools (``pg_dump``/``pg_restore``, see the README).
 """
@@ -11,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -18,6 +26,7 @@ from pathlib import Path
 from sqlalchemy.engine import URL
 
 from bot.app.settings import Settings, SettingsError
+from bot.rulings import retention
 from bot.rulings.db import DatabaseURLError, describe, make_engine, migrate, resolve_url
 
 
@@ -57,6 +66,41 @@ async def _migrate(url: URL) -> str | None:
         await engine.dispose()
 
 
+def discord_id(value: str) -> str:
+    """A Discord id (a snowflake: digits only), for argparse."""
+    if not re.fullmatch(r"[1-9][0-9]{0,19}", value.strip()):
+        raise argparse.ArgumentTypeError(f"expected a Discord id (digits only, e.g. 123456789012345678), got {value!r}")
+    return value.strip()
+
+
+async def _data_command(url: URL, args: argparse.Namespace) -> str:
+    """export-server, forget-server, forget-user on the configured database (migrated first)."""
+    engine = make_engine(url)
+    try:
+        await migrate(engine)
+        if args.command == "export-server":
+            data = await retention.export_scope(engine, retention.guild_scope(args.id))
+            return json.dumps(data, ensure_ascii=False, indent=2)
+        if args.command == "forget-server":
+            deleted = await retention.delete_scope(engine, retention.guild_scope(args.id))
+            if deleted.empty:
+                return f"nothing stored for server {args.id}: nothing deleted"
+            settings = ", its settings" if deleted.settings else ""
+            return (f"deleted everything stored for server {args.id}: {deleted.rulings} rulings, "
+                    f"{deleted.versions} versions{settings}")  # fmt: skip
+        forgotten = await retention.forget_user(engine, args.id, args.name or ())
+        if not forgotten.changed:
+            return f"nothing recorded for user {args.id}: nothing changed"
+        names = ", ".join(repr(n) for n in forgotten.names) or "none"
+        return (
+            f"user {args.id} replaced by {retention.DELETED_NAME!r}: {forgotten.versions} history entries, "
+            f"{forgotten.judge_names} judge names ({names}), {forgotten.rulings} rulings and "
+            f"{forgotten.settings} server settings they had changed; the rulings' texts are kept"
+        )
+    finally:
+        await engine.dispose()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot.rulings", description="The rulings database")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,6 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     backup = sub.add_parser("backup", help="SQLite: online backup into a new file")
     backup.add_argument("file", type=Path)
     sub.add_parser("where", help="which database the settings select")
+    export = sub.add_parser("export-server", help="everything stored for a server (guild id), as JSON on stdout")
+    export.add_argument("id", metavar="GUILD_ID", type=discord_id)
+    forget = sub.add_parser("forget-server", help="delete everything stored for a server (guild id) now")
+    forget.add_argument("id", metavar="GUILD_ID", type=discord_id)
+    user = sub.add_parser("forget-user", help="replace a user's id and names in every ruling's history")
+    user.add_argument("id", metavar="USER_ID", type=discord_id)
+    user.add_argument("--name", action="append", metavar="NAME",
+                      help="also replace this name where it is given as a ruling's judge (repeatable)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         url = configured_url(Settings.from_env())
@@ -72,6 +124,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "where":
         print(describe(url))
+        return 0
+    if args.command in ("export-server", "forget-server", "forget-user"):
+        try:
+            print(asyncio.run(_data_command(url, args)))
+        except Exception as exc:
+            print(f"error: {args.command} failed on {describe(url)}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
         return 0
     if args.command == "migrate":
         try:

@@ -63,13 +63,17 @@ def describe(url: URL) -> str:
 
 
 def make_engine(url: URL) -> AsyncEngine:
-    """An async engine; SQLite files get WAL, a busy timeout and foreign keys on every connection."""
+    """An async engine; SQLite files get WAL, a busy timeout and foreign keys on every connection.
+
+    ``hide_parameters``: a database error's message (logged, or shown by the CLI) names the statement but
+    never the values in it, which are ruling texts, names and Discord ids."""
     if url.get_backend_name() == "sqlite":
-        engine = create_async_engine(url, connect_args={"timeout": CONNECT_TIMEOUT})
+        engine = create_async_engine(url, hide_parameters=True, connect_args={"timeout": CONNECT_TIMEOUT})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(
         url,
+        hide_parameters=True,
         pool_pre_ping=True,  # a restarted server's dead connections are replaced, not handed out
         pool_size=5,
         max_overflow=5,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from bot.app.renderers.discord_markdown import DESCRIPTION_LIMIT, escape, shorten
 from bot.rulings.markdown import Problem
 from bot.rulings.repository import ImportResult, Ruling, Version
+from bot.rulings.retention import Stored
 
 LIST_ROOM = DESCRIPTION_LIMIT - 200  # leave room for the "and N more" line
 
@@ -91,3 +92,34 @@ def audit_line(who: str, action: str, ruling: Ruling, note: str | None = None) -
     if note:
         line += f": “{escape(note)}”"
     return shorten(line, 1900)
+
+
+# -- deleting a server's data (/ruling delete-all) ---------------------------------------------------------
+NOTHING_STORED = "This server has nothing stored: no rulings and no ruling settings. Nothing to delete."
+CONFIRM_EXPIRED = "This confirmation has expired and nothing was deleted; run `/ruling delete-all` again."
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def stored_line(rulings: int, versions: int, settings: bool) -> str:
+    parts = [_count(rulings, "ruling") + " (active and retired)", _count(versions, "version") + " in their history"]
+    if settings:
+        parts.append("this server's ruling settings (judge role, audit channel)")
+    return ", ".join(parts)
+
+
+def delete_prompt(stored: Stored, minutes: int) -> str:
+    """The confirmation: what would go, that it cannot be undone, and how to keep a copy first."""
+    what = stored_line(stored.rulings, stored.versions, stored.settings)
+    return (
+        f"**Delete everything this bot stores for this server?** That is {what}. This cannot be undone; "
+        "`/ruling export` first keeps a copy you can import again.\n"
+        f"The button works for {minutes} minutes."
+    )
+
+
+def deleted_text(deleted: Stored) -> str:
+    what = stored_line(deleted.rulings, deleted.versions, deleted.settings)
+    return f"Deleted {what}. Nothing of this server's rulings is left in the bot's database."

@@ -1,7 +1,8 @@
 """Every read and write of rulings, one transaction each, with no Discord in sight.
 
 Rules the schema alone cannot enforce live here:
-- a change is a new row in ``ruling_versions`` (who, when, what); nothing is ever deleted;
+- a change is a new row in ``ruling_versions`` (who, when, what); nothing is deleted here (only the
+  privacy deletions in ``retention`` delete or re-attribute rows);
 - an edit names the version its author saw; if another edit landed first, ``Conflict`` carries the
   current ruling and nothing is written (optimistic concurrency: the second judge loses nothing,
   they get the current text and their own draft back);
@@ -330,7 +331,10 @@ class RulingsRepository:
         if found.first() is None:
             # Two processes may write a new scope's first ruling at once: insert-if-missing, in both dialects.
             dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-            stmt = dialect_insert(scopes).values(scope=scope, revision=0)
+            # A new scope starts at the global counter, not 0: a server deleted and written again (retention.py)
+            # never repeats a revision another process still holds for it.
+            start = select(counters.c.value).where(counters.c.name == RULINGS_COUNTER).scalar_subquery()
+            stmt = dialect_insert(scopes).values(scope=scope, revision=func.coalesce(start, 0))
             await conn.execute(stmt.on_conflict_do_nothing(index_elements=["scope"]))
 
     async def _config(self, conn: AsyncConnection, scope: str) -> ScopeConfig:

@@ -2,7 +2,7 @@
 
 ``rulings`` holds each ruling's current state (what answers are built from) and ``ruling_versions``
 every state it ever had (append-only: history, and nothing a command does is ever lost). ``scopes``
-holds a server's settings and a revision bumped by every change in it; ``counters`` holds
+holds a server's settings, a revision bumped by every change in it and when the bot left it; ``counters`` holds
 process-wide generations (any ruling change; ``/reload`` of the rule documents) that other bot
 processes poll.
 """
@@ -41,6 +41,9 @@ scopes = Table(
     Column("audit_channel_id", String(32)),
     Column("updated_at", DateTime(timezone=True)),
     Column("updated_by", String(64)),
+    # When the bot was removed from the server (NULL while it is in it): everything of the scope is deleted
+    # once this is older than the grace period (L5R_DATA_GRACE_DAYS); a re-invite before that clears it.
+    Column("left_at", DateTime(timezone=True)),
 )
 
 rulings = Table(

@@ -11,13 +11,17 @@
   edited), else in the background (a server's first load), then republished;
 - when the database cannot be reached, answers go on from the rules (and from rulings already in
   memory); a server whose rulings could not be loaded is told so once, and the next successful poll
-  loads them.
+  loads them;
+- the data's life (``retention``): a server the bot was removed from is marked, a server it is in (again)
+  unmarked (both written at once and retried by the poll while the database is down), and a purge deletes
+  servers marked longer ago than the grace period: after the bot is ready, then every ``PURGE_SECONDS``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.rulings import markdown
+from bot.rulings import markdown, retention
 from bot.rulings.db import describe, make_engine, migrate
 from bot.rulings.repository import (
     ACTIVE,
@@ -55,6 +59,7 @@ LOAD_TIMEOUT = 1.0  # seconds an answer waits for a server's first load before g
 # server's first load) are embedded in the background and the overlay published again, so a load or write
 # never waits seconds for the model: until then the new rulings are found by words only.
 EMBED_AT_ONCE = 32
+PURGE_SECONDS = 3600.0  # how often servers past their grace period are looked for (and at start, once ready)
 UNAVAILABLE_NOTE = (
     "This server's rulings could not be loaded (the rulings database is unreachable), so this answer "
     "comes from the rule documents alone. Rulings will be back once the database is."
@@ -90,8 +95,12 @@ class RulingsService:
         *,
         poll_seconds: float = 2.0,
         on_remote_reload: Callable[[], Awaitable[None]] | None = None,
+        grace: dt.timedelta = dt.timedelta(days=30),
+        clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.url = url
+        self.grace = grace  # how long a server's data outlives the bot's removal (L5R_DATA_GRACE_DAYS)
+        self.clock = clock or (lambda: dt.datetime.now(dt.UTC))  # tests move time by replacing it
         self._engine = engine
         self.poll_seconds = poll_seconds
         self.on_remote_reload = on_remote_reload
@@ -108,6 +117,11 @@ class RulingsService:
         self._resolver: NameResolver | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         self._embedding: dict[str, asyncio.Task[None]] = {}  # scope -> its background embedding
+        self._leaving: dict[str, dt.datetime] = {}  # scopes whose server removed the bot, not yet marked
+        self._present: set[str] = set()  # scopes whose server has the bot, marks not yet cleared
+        self._membership = asyncio.Lock()  # one flush at a time: a mark and a later clear land in that order
+        self._purger: asyncio.Task[None] | None = None
+        self.last_purge: dict[str, retention.Stored] | None = None  # what the latest purge deleted
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -122,6 +136,11 @@ class RulingsService:
         self._task = asyncio.create_task(self._poll_loop(), name="rulings-poll")
 
     async def close(self) -> None:
+        if self._purger is not None:
+            self._purger.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._purger
+            self._purger = None
         for task in list(self._embedding.values()):
             task.cancel()
         for task in list(self._embedding.values()):
@@ -209,6 +228,8 @@ class RulingsService:
         async with self._locks.setdefault(scope, asyncio.Lock()):
             revision, found = await self._repo().active(scope)
             self._mark_up()
+            if (before := self._loaded.get(scope)) is not None and revision < before.revision:
+                self.overlays.drop(scope)  # its rows were deleted: the older revision must replace the newer
             self._loaded[scope] = _Loaded(revision, found)
             self._wanted.discard(scope)
             return await self._publish(scope)
@@ -287,6 +308,7 @@ class RulingsService:
         await self._prepare()
         counters = await self._repo().counters()
         self._mark_up()
+        await self.flush_membership()
         for scope in list(self._wanted):
             await self.refresh(scope)
         if counters.get(RULINGS_COUNTER) != self._seen.get(RULINGS_COUNTER):
@@ -386,3 +408,105 @@ class RulingsService:
 
     async def events(self, scope: str) -> list[str]:
         return await self.read(lambda repo: repo.events(scope))  # type: ignore[return-value]
+
+    # -- the data's life (bot/rulings/retention.py) ---------------------------------------------------
+    def left(self, scope: str) -> None:
+        """The bot was removed from the server (not an outage): mark its data at the next write, and stop
+        holding its rulings in memory. Nothing is deleted before the grace period ends."""
+        self._present.discard(scope)
+        self._leaving.setdefault(scope, self.clock())
+        self._wanted.discard(scope)
+        self._forget(scope)
+
+    def present(self, scope: str) -> None:
+        """The bot is in the server (it became available, or the bot was invited again): clear any mark."""
+        self._leaving.pop(scope, None)
+        self._present.add(scope)
+
+    async def flush_membership(self) -> None:
+        """Write the pending marks and clears (raises on database errors; they stay pending)."""
+        async with self._membership:
+            await self._flush_membership()
+
+    async def _flush_membership(self) -> None:
+        if self._leaving:
+            leaving = dict(self._leaving)
+            marked = await retention.mark_left(self._db(), leaving)
+            for scope in leaving:
+                if self._leaving.get(scope) == leaving[scope]:
+                    del self._leaving[scope]
+            if marked:
+                log.info("marked %d server(s) that removed the bot for deletion in %s", len(marked), self.grace)
+        if self._present:
+            present = set(self._present)
+            cleared = await retention.clear_left(self._db(), present)
+            self._present -= present
+            if cleared:
+                log.info("%d server(s) invited the bot again within the grace period: their data is kept",
+                         len(cleared))  # fmt: skip
+
+    async def try_flush_membership(self) -> None:
+        """``flush_membership`` now if it can be; with the database down the poll retries it."""
+        try:
+            await self._prepare()
+            await self.flush_membership()
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+
+    async def purge_expired(self, now: dt.datetime | None = None) -> dict[str, retention.Stored]:
+        """Delete the data of every server that removed the bot more than ``grace`` before ``now``."""
+        await self._prepare()
+        await self.flush_membership()
+        purged = await retention.purge(self._db(), (now or self.clock()) - self.grace)
+        for scope in purged:
+            self._forget(scope)
+        self.last_purge = purged
+        if purged:
+            log.info("deleted the data of %d server(s) %s after they removed the bot (%d rulings)",
+                     len(purged), self.grace, sum(p.rulings for p in purged.values()))  # fmt: skip
+        return purged
+
+    def start_purging(self, ready: Callable[[], Awaitable[object]], every: float = PURGE_SECONDS) -> None:
+        """Purge once ``ready()`` returns (the servers present are known by then), then every ``every`` s."""
+        if self._purger is None:
+            self._purger = asyncio.create_task(self._purge_loop(ready, every), name="rulings-purge")
+
+    async def _purge_loop(self, ready: Callable[[], Awaitable[object]], every: float) -> None:
+        await ready()
+        while True:
+            try:
+                await self.purge_expired()
+            except DB_ERRORS as exc:
+                self._mark_down(exc)
+            except Exception:  # a bug here must not stop the purging for good
+                log.exception("rulings purge failed")
+            await asyncio.sleep(every)
+
+    async def unmarked(self) -> list[str]:
+        """The scopes with data whose server is taken to have the bot (raises Unavailable)."""
+        return await self.read(lambda _repo: retention.unmarked(self._db()))  # type: ignore[return-value]
+
+    async def stored(self, scope: str) -> retention.Stored:
+        return await self.read(lambda _repo: retention.stored(self._db(), scope))  # type: ignore[return-value]
+
+    async def delete_all(self, scope: str) -> retention.Stored:
+        """Delete everything stored for the server now (its admin asked); returns what was deleted."""
+        try:
+            await self._prepare()
+            deleted = await retention.delete_scope(self._db(), scope)
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+            raise Unavailable(str(exc)) from exc
+        self._forget(scope)
+        try:
+            await self.refresh(scope)  # an empty overlay: answers in the server show no ruling from now on
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+        return deleted
+
+    def _forget(self, scope: str) -> None:
+        """Hold nothing of the scope in memory (its overlay, its loaded rulings, their vectors)."""
+        self.overlays.drop(scope)
+        self._loaded.pop(scope, None)
+        if (task := self._embedding.get(scope)) is not None:
+            task.cancel()

@@ -25,6 +25,7 @@ from .faults import FaultInjectionMixin
 from .gateway import GUILDS_INTENT, PRIVILEGED_INTENTS, GatewayMixin, GatewaySession, _Connection
 from .guilds import GuildsMixin
 from .interactions import ALLOWED_CALLBACKS, InteractionResponsesMixin
+from .membership import MembershipMixin
 from .messages import MessagesMixin
 from .models import (
     BOT_PERMISSIONS,
@@ -63,6 +64,7 @@ class FakeDiscord(
     MessagesMixin,
     GuildsMixin,
     GatewayMixin,
+    MembershipMixin,
     InteractionPayloadsMixin,
     UserActionsMixin,
 ):

@@ -17,6 +17,7 @@ import io
 import logging
 import re
 import secrets
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,8 @@ log = logging.getLogger("bot.rulings")
 
 MODAL_PREFIX = "l5r:rm:"
 REOPEN_PREFIX = "l5r:rd:"
+CONFIRM_PREFIX = "l5r:rx:"  # /ruling delete-all's buttons: l5r:rx:<yes|no>:<expiry, Unix seconds>
+CONFIRM_SECONDS = 300  # how long the confirmation's buttons work
 DOWN = "The rulings database is unreachable right now, so nothing was changed. Please try again in a minute."
 NO_DM = "Rulings belong to a server: use this command in a server's channel."
 NOT_JUDGE = (
@@ -48,6 +51,7 @@ NOT_JUDGE = (
     "(`/ruling config judge-role`) or the Manage Server permission."
 )
 NOT_ADMIN = "Only members with the Manage Server permission can change this server's ruling settings."
+NOT_ADMIN_DELETE = "Only members with the Manage Server permission can delete this server's rulings."
 NONE = discord.AllowedMentions.none()
 
 
@@ -193,12 +197,53 @@ class Rulings(commands.Cog):
     def __init__(self, bot: JudgeBot) -> None:
         self.bot = bot
         self.drafts = _Drafts()
+        self._reconciled = False
 
-    # -- loading -----------------------------------------------------------------------------------
+    # -- loading, and the data's life (bot/rulings/retention.py) --------------------------------------
+    async def cog_load(self) -> None:
+        if self.bot.rulings is not None:  # the first purge once the servers present are known
+            self.bot.rulings.start_purging(self.bot.wait_until_ready)
+
     @commands.Cog.listener()
     async def on_guild_available(self, guild: discord.Guild) -> None:
         if self.bot.rulings is not None:
             self.bot.rulings.want(scope_of(guild.id))
+            self.bot.rulings.present(scope_of(guild.id))  # cleared in the next poll (one query for all)
+
+    @commands.Cog.listener()
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        """Invited (again): a server within its grace period gets everything back (nothing was deleted)."""
+        if self.bot.rulings is not None:
+            self.bot.rulings.want(scope_of(guild.id))
+            self.bot.rulings.present(scope_of(guild.id))
+            await self.bot.rulings.try_flush_membership()
+
+    @commands.Cog.listener()
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """Removed from the server (kicked, banned, or the server deleted): its data is marked for deletion
+        after the grace period. An outage is not this: Discord then sends GUILD_DELETE with unavailable set,
+        which discord.py reports as on_guild_unavailable, and which is deliberately not listened to."""
+        if self.bot.rulings is not None:
+            self.bot.rulings.left(scope_of(guild.id))
+            await self.bot.rulings.try_flush_membership()
+
+    @commands.Cog.listener()
+    async def on_ready(self) -> None:
+        """A server that removed the bot while no process ran sent no on_guild_remove: mark the servers with
+        data on this process's shards that Discord no longer lists (once per process)."""
+        if self.bot.rulings is None or self._reconciled:
+            return
+        self._reconciled = True
+        try:
+            stored = await self.bot.rulings.unmarked()
+        except Unavailable:
+            return
+        shard_count = self.bot.shard_count or 1
+        shards = set(self.bot.shard_ids or range(shard_count))
+        listed = {g.id for g in self.bot.guilds}
+        for scope in absent_scopes(stored, listed, shards, shard_count):
+            self.bot.rulings.left(scope)
+        await self.bot.rulings.try_flush_membership()
 
     # -- autocomplete ------------------------------------------------------------------------------
     async def _pick(self, interaction: discord.Interaction, current: str, *, retired: bool | None):
@@ -301,6 +346,8 @@ class Rulings(commands.Cog):
                 await self.on_modal(interaction, custom_id.removeprefix(MODAL_PREFIX), modal_values(data))
             elif interaction.type is discord.InteractionType.component and custom_id.startswith(REOPEN_PREFIX):
                 await self.on_reopen(interaction, custom_id.removeprefix(REOPEN_PREFIX))
+            elif interaction.type is discord.InteractionType.component and custom_id.startswith(CONFIRM_PREFIX):
+                await self.on_confirm_delete(interaction, custom_id.removeprefix(CONFIRM_PREFIX))
         except RulingError as exc:
             await send_error(interaction, str(exc))
         except Exception:
@@ -564,6 +611,51 @@ class Rulings(commands.Cog):
             ephemeral=True,
         )
 
+    # -- deleting everything (with a confirmation) -------------------------------------------------------
+    @ruling.command(name="delete-all", description="Delete all of this server's rulings, history and settings (admins)")
+    async def delete_all(self, interaction: discord.Interaction) -> None:
+        if not is_admin(interaction):
+            raise RulingError(NOT_ADMIN_DELETE)
+        try:
+            stored = await _service(interaction).stored(_scope(interaction))
+        except Unavailable:
+            raise RulingError(DOWN) from None
+        if stored.empty:
+            await interaction.response.send_message(present.NOTHING_STORED, ephemeral=True)
+            return
+        expires = int(time.time()) + CONFIRM_SECONDS
+        view = discord.ui.View(timeout=None)
+        view.add_item(discord.ui.Button(label="Delete everything", style=discord.ButtonStyle.danger,
+                                        custom_id=f"{CONFIRM_PREFIX}yes:{expires}"))  # fmt: skip
+        view.add_item(discord.ui.Button(label="Cancel", style=discord.ButtonStyle.secondary,
+                                        custom_id=f"{CONFIRM_PREFIX}no:{expires}"))  # fmt: skip
+        await interaction.response.send_message(
+            present.delete_prompt(stored, CONFIRM_SECONDS // 60), view=view, ephemeral=True, allowed_mentions=NONE
+        )
+
+    async def on_confirm_delete(self, interaction: discord.Interaction, state: str) -> None:
+        """A click on the confirmation: checked again (still an admin, not expired), then everything goes."""
+        choice, _, expires = state.partition(":")
+        if choice != "yes":
+            await interaction.response.edit_message(content="Cancelled: nothing was deleted.", view=None)
+            return
+        if not expires.isdigit() or int(expires) < time.time():
+            await interaction.response.edit_message(content=present.CONFIRM_EXPIRED, view=None)
+            return
+        if not is_admin(interaction):
+            raise RulingError(NOT_ADMIN_DELETE)
+        service, scope = _service(interaction), _scope(interaction)
+        try:
+            config = await service.config(scope)  # read first: the audit channel is deleted with the rest
+            deleted = await service.delete_all(scope)
+        except Unavailable:
+            await interaction.response.edit_message(content=DOWN, view=None)
+            return
+        await interaction.response.edit_message(content=present.deleted_text(deleted), view=None)
+        log.info("deleted all rulings of a server at its admin's request (%d rulings)", deleted.rulings)
+        who = escape(_author(interaction).name)
+        await self._audit(interaction, config, f"{who} deleted all of this server's rulings ({deleted.rulings}).")
+
     # -- settings ------------------------------------------------------------------------------------
     async def _set(self, interaction: discord.Interaction, **values: str | None) -> ScopeConfig:
         if not is_admin(interaction):
@@ -592,6 +684,20 @@ class Rulings(commands.Cog):
         await self._set(interaction, audit_channel_id=str(channel.id) if channel else None)
         text = f"Ruling changes will be logged in <#{channel.id}>." if channel else "Ruling changes are not logged."
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NONE)
+
+
+def absent_scopes(stored: list[str], listed: set[int], shards: set[int], shard_count: int) -> list[str]:
+    """The scopes with data whose server is on one of ``shards`` but not among the ``listed`` guilds (READY
+    lists every server the bot is in, unavailable ones included): servers that removed the bot meanwhile."""
+    absent = []
+    for scope in stored:
+        kind, _, raw = scope.partition(":")
+        if kind != "guild" or not raw.isdigit():
+            continue
+        guild_id = int(raw)
+        if (guild_id >> 22) % shard_count in shards and guild_id not in listed:
+            absent.append(scope)
+    return absent
 
 
 async def setup(bot: commands.Bot) -> None:
