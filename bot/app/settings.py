@@ -46,6 +46,9 @@ class Settings:
     embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); see ``model``
     database_url: str | None = field(default=None, repr=False)  # rulings database; default: SQLite in state_dir
     rulings_poll_seconds: float = 2.0  # how often other processes' ruling changes and /reloads are looked for
+    # /ruling import: the largest file accepted (bytes; refused before it is downloaded) and the most rulings in it
+    rulings_import_max_bytes: int = 512 * 1024
+    rulings_import_max_rulings: int = 5_000
     data_grace_days: int = 30  # days a server's rulings are kept after it removed the bot (a re-invite keeps them)
     # Running as a service (bot/discord_bot/logs.py, bot/discord_bot/health.py, bot/discord_bot/admission.py):
     log_format: str = "text"  # "json": one JSON object per log line
@@ -125,6 +128,8 @@ class Settings:
             embedding_model=model,
             database_url=get.database_url("DATABASE_URL"),
             rulings_poll_seconds=get.number("RULINGS_POLL_SECONDS", default=2.0) or 2.0,
+            rulings_import_max_bytes=get.integer("RULINGS_IMPORT_MAX_BYTES", minimum=1) or 512 * 1024,
+            rulings_import_max_rulings=get.integer("RULINGS_IMPORT_MAX_RULINGS", minimum=1) or 5_000,
             data_grace_days=_default(get.integer("L5R_DATA_GRACE_DAYS"), 30),
             log_format=log_format,
             health_port=health_port or None,

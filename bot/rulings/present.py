@@ -80,9 +80,45 @@ def problems_text(problems: Sequence[Problem | str], limit: int = 25) -> str:
     return shorten("\n".join(lines), 3000)
 
 
+def import_counts(result: ImportResult) -> str:
+    return f"{len(result.added)} added, {len(result.updated)} updated, {len(result.unchanged)} unchanged"
+
+
 def import_text(filename: str, result: ImportResult) -> str:
-    counts = f"{len(result.added)} added, {len(result.updated)} updated, {len(result.unchanged)} unchanged"
-    return f"Imported **{escape(filename)}**: {counts}."
+    return f"Imported **{escape(shorten(filename, 200))}**: {import_counts(result)}."
+
+
+MESSAGE_ROOM = 1900  # of Discord's 2,000 characters a message holds
+REPORT_FILE = "import-problems.txt"
+
+
+def import_problems(filename: str, problems: Sequence[Problem], room: int = MESSAGE_ROOM) -> tuple[str, str | None]:
+    """Why a file was not imported, as one message that always fits Discord, and the whole report as plain
+    text when the message could not list every problem (the caller attaches it as a file)."""
+    count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    head = f"Nothing was imported: **{escape(shorten(filename, 200))}** has {count}:"
+    lines = [shorten(f"- {escape(str(p))}", 300) for p in problems]
+    if len(head) + sum(len(line) + 1 for line in lines) <= room:
+        return "\n".join([head, *lines]), None
+    shown: list[str] = []
+    used = len(head) + 120  # room for the closing line
+    for line in lines:
+        if used + len(line) + 1 > room:
+            break
+        shown.append(line)
+        used += len(line) + 1
+    tail = f"…and {len(problems) - len(shown)} more: every problem, with its line, is in the attached {REPORT_FILE}."
+    report = "\n".join(f"{filename}:{p.line or '-'}: {p.message}" for p in problems) + "\n"
+    return "\n".join([head, *shown, tail]), report
+
+
+def audit_import(who: str, filename: str, result: ImportResult) -> str:
+    """The audit channel's one line for a whole import (not one per ruling): who, which file, what changed."""
+    line = f"{escape(who)} imported **{escape(shorten(filename, 200))}**: {import_counts(result)}."
+    for label, rulings in (("added", result.added), ("updated", result.updated)):
+        if rulings:
+            line += f" {label.capitalize()}: " + ", ".join(f"`#{r.id}`" for r in rulings) + "."
+    return shorten(line, MESSAGE_ROOM)
 
 
 def audit_line(who: str, action: str, ruling: Ruling, note: str | None = None) -> str:

@@ -13,12 +13,14 @@ Rules the schema alone cannot enforce live here:
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, bindparam, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Row
@@ -28,6 +30,7 @@ from bot.rulings.schema import RULINGS_COUNTER, counters, ruling_versions, rulin
 from index.text.analysis import fold
 
 ACTIVE, RETIRED = "active", "retired"
+IMPORT_BATCH = 500  # rulings per statement in an import: one round trip each, the event loop runs between them
 
 
 @dataclass(frozen=True)
@@ -222,23 +225,113 @@ class RulingsRepository:
         return ruling
 
     async def import_drafts(self, scope: str, drafts: Sequence[Draft], author: Author) -> ImportResult:
-        """All or nothing: a draft titled like an active ruling becomes its next version (unless identical),
-        any other draft a new ruling."""
+        """All or nothing, in one transaction: a draft titled like an active ruling becomes its next version
+        (unless identical), any other draft a new ruling; of two drafts with one title, the later is kept.
+
+        Rows are written ``IMPORT_BATCH`` at a time (two statements a batch, not several per ruling, and the
+        event loop runs between batches), so the cost grows linearly with the file. If another change to one
+        of these rulings lands between the read and the write, its version row is already there: the unique
+        (ruling, version) key fails the import as a whole (``IntegrityError``) and nothing is written.
+        """
         result = ImportResult()
+        at = _now()
         async with self.engine.begin() as conn:
+            await self._ensure_scope(conn, scope)
             existing = {fold(r.title): r for r in await self._list(conn, scope, include_retired=False)}
-            for draft in drafts:
-                current = existing.get(fold(draft.title))
+            fresh: list[Draft] = []
+            changed: list[tuple[Ruling, Draft]] = []
+            for key, draft in {fold(d.title): d for d in drafts}.items():
+                current = existing.get(key)
                 if current is None:
-                    result.added.append(await self._insert(conn, scope, draft, author, "import"))
+                    fresh.append(draft)
                 elif draft.same_content(current):
                     result.unchanged.append(current)
                 else:
-                    ruling = await self._write(conn, current, draft, ACTIVE, "import", author, None, current.version)
-                    result.updated.append(ruling)
+                    changed.append((current, draft))
+            for start in range(0, len(fresh), IMPORT_BATCH):
+                result.added += await self._insert_batch(conn, scope, fresh[start : start + IMPORT_BATCH], author, at)
+                await asyncio.sleep(0)
+            for start in range(0, len(changed), IMPORT_BATCH):
+                result.updated += await self._update_batch(conn, changed[start : start + IMPORT_BATCH], author, at)
+                await asyncio.sleep(0)
             if result.added or result.updated:
                 await self._bump(conn, scope)
         return result
+
+    async def _insert_batch(
+        self, conn: AsyncConnection, scope: str, drafts: Sequence[Draft], author: Author, at: dt.datetime
+    ) -> list[Ruling]:
+        """New rulings (version 1, action ``import``): one multi-row insert for them, one for their versions."""
+        made = [(d, d.judge or author.name, d.ruled_on or at.date().isoformat()) for d in drafts]
+        rows = [
+            {"scope": scope, "version": 1, "status": ACTIVE, "title": d.title, "text": d.text,
+             "applies_to": json.dumps(list(d.applies_to)), "event": d.event or None, "judge": judge,
+             "ruled_on": ruled_on, "created_at": at, "created_by": author.id, "updated_at": at,
+             "updated_by": author.id}
+            for d, judge, ruled_on in made
+        ]  # fmt: skip
+        # Titles are unique within a batch (drafts were keyed by title): they tell which id is whose, whatever
+        # order the database returns them in (asking for parameter order makes SQLite insert row by row).
+        found = await conn.execute(insert(rulings).returning(rulings.c.id, rulings.c.title), rows)
+        by_title = {title: int(ruling_id) for ruling_id, title in found}
+        ids = [by_title[d.title] for d in drafts]
+        versions = [
+            self._version_values(i, 1, "import", ACTIVE, d, judge, ruled_on, None, author, at)
+            for i, (d, judge, ruled_on) in zip(ids, made, strict=True)
+        ]
+        await conn.execute(insert(ruling_versions), versions)
+        return [
+            Ruling(i, scope, 1, ACTIVE, d.title, d.text, tuple(d.applies_to), d.event or None, judge, ruled_on,
+                   at, author.id, at, author.id)
+            for i, (d, judge, ruled_on) in zip(ids, made, strict=True)
+        ]  # fmt: skip
+
+    async def _update_batch(
+        self, conn: AsyncConnection, changes: Sequence[tuple[Ruling, Draft]], author: Author, at: dt.datetime
+    ) -> list[Ruling]:
+        """Next versions of existing rulings (action ``import``, made active): one executemany update, one
+        multi-row insert of their versions (which fails on the unique key if one changed meanwhile)."""
+        made = [
+            (current, draft, draft.judge or current.judge or author.name, draft.ruled_on or current.ruled_on)
+            for current, draft in changes
+        ]
+        statement = (
+            update(rulings)
+            .where(
+                rulings.c.id == bindparam("b_id"),
+                rulings.c.scope == bindparam("b_scope"),
+                rulings.c.version == bindparam("b_seen"),
+            )
+            .values(
+                version=bindparam("b_version"), status=ACTIVE, title=bindparam("b_title"), text=bindparam("b_text"),
+                applies_to=bindparam("b_applies"), event=bindparam("b_event"), judge=bindparam("b_judge"),
+                ruled_on=bindparam("b_ruled_on"), updated_at=at, updated_by=author.id,
+            )
+        )  # fmt: skip
+        await conn.execute(
+            statement,
+            [
+                {"b_id": c.id, "b_scope": c.scope, "b_seen": c.version, "b_version": c.version + 1, "b_title": d.title,
+                 "b_text": d.text,
+                 "b_applies": json.dumps(list(d.applies_to)), "b_event": d.event or None, "b_judge": judge,
+                 "b_ruled_on": ruled_on}
+                for c, d, judge, ruled_on in made
+            ],
+        )  # fmt: skip
+        versions = [
+            self._version_values(c.id, c.version + 1, "import", ACTIVE, d, judge, ruled_on, None, author, at)
+            for c, d, judge, ruled_on in made
+        ]
+        await conn.execute(insert(ruling_versions), versions)
+        edited_on = at.date().isoformat()
+        return [
+            dataclasses.replace(
+                c, version=c.version + 1, status=ACTIVE, title=d.title, text=d.text, applies_to=tuple(d.applies_to),
+                event=d.event or None, judge=judge, ruled_on=ruled_on, updated_at=at, updated_by=author.id,
+                edited_on=edited_on,
+            )
+            for c, d, judge, ruled_on in made
+        ]  # fmt: skip
 
     async def set_config(
         self,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from bot.rulings import markdown, retention
 from bot.rulings.db import describe, make_engine, migrate
@@ -76,6 +76,27 @@ except ImportError:  # pragma: no cover - asyncpg is a dependency
 
 class Unavailable(RuntimeError):
     """The rulings database cannot be reached right now; nothing was written."""
+
+
+class ConcurrentChange(RuntimeError):
+    """Another change to the same rulings was being written at the same moment (a unique key or a foreign key
+    broke, a deadlock, a lock held too long): this write was rolled back whole; trying again is safe. The
+    database is up: this is not an outage."""
+
+
+# PostgreSQL's serialization failure and deadlock: transactions that ran into each other, not a server down.
+_CONTENDED_STATES = {"40001", "40P01"}
+
+
+def _contended(exc: BaseException) -> bool:
+    """Whether a database error means "another write got in the way" rather than "the database is down"."""
+    if isinstance(exc, IntegrityError):
+        return True
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc  # asyncpg's own errors can come unwrapped
+    state = str(getattr(orig, "sqlstate", None) or "")
+    if state.startswith("23") or state in _CONTENDED_STATES:  # class 23: integrity constraint violations
+        return True
+    return isinstance(exc, DBAPIError) and "database is locked" in str(orig)  # SQLite: the write lock, held too long
 
 
 @dataclass
@@ -343,6 +364,9 @@ class RulingsService:
         try:
             result = await action(self._repo())
         except DB_ERRORS as exc:
+            if _contended(exc):
+                log.info("a write to %s ran into another one and was rolled back: %s", scope, exc)
+                raise ConcurrentChange(str(exc)) from exc
             self._mark_down(exc)
             raise Unavailable(str(exc)) from exc
         try:

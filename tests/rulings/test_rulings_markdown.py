@@ -115,7 +115,8 @@ def test_import_problems_carry_line_numbers_and_nothing_is_returned_half(resolve
         (b"", "the file is empty"),
         (b"no heading at all\n", "no ruling found"),
         (b"\xff\xfe## A", "not UTF-8"),
-        (b"x" * 1_000_001, "at most 1,000,000"),
+        (b"x" * (512 * 1024 + 1), "an import takes at most 512 KB and 5,000 rulings at once"),
+        (b"## R\n\nText.\n" * 5_001, "the file holds 5,001 rulings; an import takes at most 512 KB and 5,000"),
     ]:
         drafts, problems = parse_import(data, "f.md", resolver)
         assert drafts == [] and message in str(problems[0]), problems

@@ -13,12 +13,15 @@ the form with it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 import logging
 import re
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +33,9 @@ from bot.app.renderers.discord_markdown import NEUTRAL_COLOUR, escape, render, s
 from bot.discord_bot.client import scope_of
 from bot.discord_bot.replies import answer_embed, send_error
 from bot.rulings import markdown, present
+from bot.rulings.importing import ImportLimits
 from bot.rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
-from bot.rulings.service import Unavailable
+from bot.rulings.service import ConcurrentChange, Unavailable
 from glossary.model import slugify
 
 if TYPE_CHECKING:
@@ -45,6 +49,14 @@ REOPEN_PREFIX = "l5r:rd:"
 CONFIRM_PREFIX = "l5r:rx:"  # /ruling delete-all's buttons: l5r:rx:<yes|no>:<expiry, Unix seconds>
 CONFIRM_SECONDS = 300  # how long the confirmation's buttons work
 DOWN = "The rulings database is unreachable right now, so nothing was changed. Please try again in a minute."
+BUSY = (
+    "Another change to this server's rulings was being saved at the same moment, so nothing was changed. "
+    "Please try again."
+)
+IMPORT_RACED = (
+    "Nothing was imported: another judge changed some of these rulings while the file was being imported. "
+    "Run the import again: it will build on their change (rulings the file does not change stay as they are)."
+)
 NO_DM = "Rulings belong to a server: use this command in a server's channel."
 NOT_JUDGE = (
     "Only this server's judges can change its rulings: members with the judge role "
@@ -145,6 +157,37 @@ def _ruling_number(value: str) -> int:
     if not match:
         raise RulingError("Pick a ruling from the list (or give its number, e.g. `12`).")
     return int(match[1])
+
+
+def import_limits(bot: JudgeBot) -> ImportLimits:
+    """The bounds of one import, from the bot's settings (RULINGS_IMPORT_MAX_BYTES, RULINGS_IMPORT_MAX_RULINGS)."""
+    settings = bot.settings
+    return ImportLimits(settings.rulings_import_max_bytes, settings.rulings_import_max_rulings)
+
+
+def import_description(limits: ImportLimits) -> str:
+    """/ruling import's description: the bounds are said up front, where the command is picked."""
+    return shorten(f"Add or update rulings from a house-rulings .md file (judges; {limits.describe()})", 100)
+
+
+@contextlib.contextmanager
+def _status_refusals(current: Ruling, doing: str) -> Iterator[None]:
+    """Retire/restore errors as a short reply; each means nothing was written."""
+    try:
+        yield
+    except Unavailable:
+        raise RulingError(DOWN) from None
+    except NotFound:
+        raise RulingError(f"This server has no ruling #{current.id} any more.") from None
+    except Conflict as conflict:
+        now = conflict.current
+        raise RulingError(
+            f"Nothing was changed: ruling #{now.id} changed while you were {doing} it (it is now version "
+            f"{now.version}, {'active' if now.active else 'retired'}). Check it with "
+            f"`/ruling history ruling:{now.id}`, then run the command again if you still mean it."
+        ) from None
+    except ConcurrentChange:
+        raise RulingError(BUSY) from None
 
 
 class RulingModal(discord.ui.Modal):
@@ -401,6 +444,9 @@ class Rulings(commands.Cog):
         except Conflict as conflict:
             await self._conflict(interaction, form, conflict.current)
             return
+        except ConcurrentChange:
+            await self._hand_back(interaction, form, BUSY)
+            return
         verb = "Saved" if action == "add" else "Updated"
         note = f"{verb} ruling #{saved.id} (version {saved.version}); it is in this server's answers now."
         await self._reply_with_ruling(interaction, note, saved)
@@ -486,10 +532,8 @@ class Rulings(commands.Cog):
         current = await self._get(interaction, _ruling_number(ruling))
         if not current.active:
             raise RulingError(f"Ruling #{current.id} is already retired.")
-        try:
+        with _status_refusals(current, "retiring"):
             saved = await _service(interaction).retire(_scope(interaction), current.id, _author(interaction), reason)
-        except Unavailable:
-            raise RulingError(DOWN) from None
         await interaction.response.send_message(
             f"Retired ruling #{saved.id} **{escape(saved.title)}**: answers no longer show it; "
             f"`/ruling history ruling:{saved.id}` keeps every version, and `/ruling restore` brings it back.",
@@ -506,48 +550,47 @@ class Rulings(commands.Cog):
         current = await self._get(interaction, _ruling_number(ruling))
         if current.active:
             raise RulingError(f"Ruling #{current.id} is not retired.")
-        try:
+        with _status_refusals(current, "restoring"):
             saved = await _service(interaction).restore(_scope(interaction), current.id, _author(interaction))
-        except Unavailable:
-            raise RulingError(DOWN) from None
         await self._reply_with_ruling(interaction, f"Restored ruling #{saved.id}.", saved)
         await self._audit(interaction, config, present.audit_line(_author(interaction).name, "restore", saved))
 
-    @ruling.command(name="import", description="Add or update rulings from a house-rulings Markdown file (judges)")
+    @ruling.command(name="import", description=import_description(ImportLimits()))
     @app_commands.describe(file="A .md file in the house-rulings format (as /ruling export writes)")
     async def import_(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
         config = await _require_judge(interaction)
         service = _service(interaction)
-        if file.size > markdown.IMPORT_MAX_BYTES:
-            raise RulingError(f"That file is {file.size:,} bytes; at most {markdown.IMPORT_MAX_BYTES:,}.")
+        limits = import_limits(self.bot)
+        if problem := limits.size_problem(file.size):  # Discord says the size: refused before downloading it
+            raise RulingError(f"Nothing was imported: {problem}")
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
             data = await file.read()
         except discord.HTTPException:
             await interaction.followup.send("The attached file could not be downloaded; try again.", ephemeral=True)
             return
-        drafts, problems = markdown.parse_import(data, file.filename, service.resolver)
+        # Parsing a big file takes a second or more: in a worker thread, so other commands are answered meanwhile.
+        drafts, problems = await asyncio.to_thread(markdown.parse_import, data, file.filename, service.resolver, limits)
         if problems:
-            text = (
-                f"Nothing was imported: **{escape(file.filename)}** has {len(problems)} "
-                f"problem{'s' if len(problems) != 1 else ''}:\n{present.problems_text(problems)}"
-            )
+            text, report = present.import_problems(file.filename, problems)
             extra: dict[str, Any] = {}
-            if len(problems) > 25:
-                report = "\n".join(f"{file.filename}:{p.line or '-'}: {p.message}" for p in problems)
-                extra["file"] = discord.File(io.BytesIO(report.encode()), filename="import-problems.txt")
+            if report is not None:  # more than one message holds: the first lines, and all of them as a file
+                extra["file"] = discord.File(io.BytesIO(report.encode("utf-8")), filename=present.REPORT_FILE)
             await interaction.followup.send(text, ephemeral=True, allowed_mentions=NONE, **extra)
             return
+        author = _author(interaction)
         try:
-            result = await service.import_drafts(_scope(interaction), drafts, _author(interaction))
+            result = await service.import_drafts(_scope(interaction), drafts, author)
         except Unavailable:
             await interaction.followup.send(DOWN, ephemeral=True)
             return
+        except (Conflict, ConcurrentChange):  # rolled back whole: nothing of the file was written
+            await interaction.followup.send(IMPORT_RACED, ephemeral=True)
+            return
         await interaction.followup.send(present.import_text(file.filename, result), ephemeral=True,
                                         allowed_mentions=NONE)  # fmt: skip
-        who = _author(interaction).name
-        for ruling in [*result.added, *result.updated]:
-            await self._audit(interaction, config, present.audit_line(who, "import", ruling))
+        if result.added or result.updated:  # one line for the whole file, not one per ruling
+            await self._audit(interaction, config, present.audit_import(author.name, file.filename, result))
 
     # -- reading -------------------------------------------------------------------------------------
     def _name_of(self, interaction: discord.Interaction):  # type: ignore[no-untyped-def]
@@ -701,4 +744,6 @@ def absent_scopes(stored: list[str], listed: set[int], shards: set[int], shard_c
 
 
 async def setup(bot: commands.Bot) -> None:
-    await bot.add_cog(Rulings(bot))  # type: ignore[arg-type]
+    cog = Rulings(bot)  # type: ignore[arg-type]
+    cog.import_.description = import_description(import_limits(cog.bot))  # this bot's bounds, not the defaults
+    await bot.add_cog(cog)
