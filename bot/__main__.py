@@ -75,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     from bot.app.console import run_console
     from bot.app.judge import Judge
     from bot.app.startup import open_engine
+    from index.cli_progress import StderrProgress
 
     try:
-        engine = open_engine(settings)
+        with StderrProgress() as progress:  # a first start builds the index: its stages on stderr, never stdout
+            engine = open_engine(settings, progress)
     except Exception as exc:  # a broken source folder or index dir: one line, not a traceback
         print(f"error: could not open the rules index: {exc}", file=sys.stderr)
         return 1
@@ -106,6 +108,7 @@ def export_rulebook(settings: Settings, out_dir: str, sources: list[str] | None,
     from bot.app.rulebook import export_rulebook as write_site
     from bot.app.startup import source_paths
     from glossary.loader import unreadable_message, unreadable_sources
+    from index.cli_progress import StderrProgress
     from index.engine import Engine
 
     paths = [Path(p) for p in sources] if sources else source_paths(settings)
@@ -115,7 +118,8 @@ def export_rulebook(settings: Settings, out_dir: str, sources: list[str] | None,
         return 1
     logging.basicConfig(level=max(settings.log_level_number, logging.WARNING), format="%(levelname)s %(message)s")
     try:
-        engine = Engine.open(paths, settings.index_dir, model=settings.model)
+        with StderrProgress() as progress:  # stdout keeps its one "wrote N file(s)" line
+            engine = Engine.open(paths, settings.index_dir, model=settings.model, progress=progress)
     except Exception as exc:  # a broken source folder or index dir: one line, not a traceback
         print(f"error: could not open the rules index: {exc}", file=sys.stderr)
         return 1

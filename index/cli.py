@@ -2,7 +2,8 @@
 
 Every command takes ``--json`` (machine-readable list of results) and ``--limit N``; the index
 folder and sources come from ``--index-dir`` / ``--sources`` or ``L5R_INDEX_DIR`` / ``L5R_SOURCES``.
-Errors are one line on stderr and a non-zero exit, never a traceback.
+Errors are one line on stderr and a non-zero exit, never a traceback. A build (the first use, or
+``build``) shows its stages on stderr (``index.cli_progress``); stdout holds only the results.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glossary.model import Change, Entry
+from index.cli_progress import StderrProgress
 from index.results import JSON_FORMAT, ChangeRecord, Hit, citation
 
 if TYPE_CHECKING:
@@ -158,8 +160,10 @@ def run(argv: list[str] | None = None) -> int:
     if unreadable:  # a missing or unreadable source: refuse, rather than answer from part of the rules
         print(f"python -m index: error: {unreadable_message(unreadable)}", file=sys.stderr)
         return EXIT_ERROR
-    # `build` must leave an index on disk (the Dockerfile's build step relies on it): no in-memory fallback.
-    engine = Engine.open(args.sources, args.index_dir, memory_fallback=args.command != "build")
+    progress = StderrProgress()
+    with progress:
+        # `build` must leave an index on disk (the Dockerfile's build step relies on it): no in-memory fallback.
+        engine = Engine.open(args.sources, args.index_dir, memory_fallback=args.command != "build", progress=progress)
     # A mistyped --sources path or an unparsable file must not pass for "No entry found.".
     for err in engine.corpus.errors:
         print(f"python -m index: warning: {err}", file=sys.stderr)
@@ -168,18 +172,19 @@ def run(argv: list[str] | None = None) -> int:
         print("python -m index: error: no entries loaded from the sources", file=sys.stderr)
         return EXIT_ERROR
     try:
-        return _dispatch(engine, args)
+        return _dispatch(engine, args, progress)
     finally:
         engine.close()
 
 
-def _dispatch(engine: Engine, args: argparse.Namespace) -> int:
+def _dispatch(engine: Engine, args: argparse.Namespace, progress: StderrProgress) -> int:
     cmd = args.command
     limit = args.limit or 5
     if cmd in ("build", "stats"):
         stats = engine.stats()
         if cmd == "build" and not stats["rebuilt"]:  # opening just built it (none, stale or corrupt): once is enough
-            stats = engine.reload(isolated=False)  # a command line has no event loop to keep free
+            with progress:  # the engine reports to it (Engine.open above)
+                stats = engine.reload(isolated=False)  # a command line has no event loop to keep free
         _emit(args, stats, lambda: print("\n".join(f"{k}: {v}" for k, v in stats.items())))
         return 0
     if cmd == "search":

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from glossary.model import Corpus, Entry
 from index.build import rebuild, store, vectors
+from index.build.progress import Progress, silent
 from index.build.rebuild import ReloadFailed, ReloadRefused, with_model
 from index.build.state import State, build_state
 from index.query import history, names, passages, ranking
@@ -52,6 +53,7 @@ class Engine:
         *,
         memory_fallback: bool = True,
         model: Path | None = embedding.CONFIGURED,
+        progress: Progress | None = None,
     ) -> None:
         self.sources = sources
         self.index_dir = index_dir
@@ -65,6 +67,8 @@ class Engine:
         self._state: State | None = None
         self._build_error: str | None = None  # why the serving index could not be written to disk, if so
         self._reload_seconds: float | None = None  # the whole of the last reload, parse to swap
+        # Told of each stage of a build made in this process (index.build.progress); a reload's child is not heard.
+        self.progress: Progress = progress or silent
 
     # ---------------------------------------------------------------- lifecycle
     @classmethod
@@ -75,14 +79,16 @@ class Engine:
         *,
         memory_fallback: bool = True,
         model: Path | None = embedding.CONFIGURED,
+        progress: Progress | None = None,
     ) -> Engine:
         """Load the corpus and open its index, building it if missing, stale or corrupt.
 
         When the index folder cannot be written the engine serves from memory, or with ``memory_fallback``
         False raises ``store.BuildError`` (``python -m index build`` must fail, not pass without an index).
+        ``progress`` hears of each stage of a build (``index.build.progress``); the engine prints nothing.
         """
         index_dir = Path(index_dir).expanduser() if index_dir else store.default_index_dir()
-        engine = cls(sources, index_dir, memory_fallback=memory_fallback, model=model)
+        engine = cls(sources, index_dir, memory_fallback=memory_fallback, model=model, progress=progress)
         engine._load(force=False)
         return engine
 
@@ -137,7 +143,9 @@ class Engine:
             if force and isolated:
                 prepared = rebuild.prepare_in_child(self.sources, self.index_dir, baseline, model=self.model)
             else:
-                prepared = rebuild.prepare(self.sources, self.index_dir, baseline, build=force, embedder=embedder)
+                prepared = rebuild.prepare(
+                    self.sources, self.index_dir, baseline, build=force, embedder=embedder, progress=self.progress
+                )
             if prepared.refused is not None:
                 log.warning("reload refused, the serving index stays: %s", prepared.refused)
                 raise ReloadRefused(prepared.refused)
@@ -155,7 +163,7 @@ class Engine:
             if not self.memory_fallback:
                 raise store.BuildError(build_error or f"cannot write the index in {self.index_dir}")
             log.error("%s; serving an in-memory index instead", build_error)
-            opened = store.build_in_memory(corpus, fp, digest)
+            opened = store.build_in_memory(corpus, fp, digest, self.progress)
         state = self._make_state(corpus, opened, rebuilt, fp, digest, embedder)
         old, self._state, self._build_error = self._state, state, build_error
         if old is not None:
@@ -170,12 +178,12 @@ class Engine:
         """Write a build here (``rebuild.write_build``), else serve one from memory when allowed: the one
         place that decides between the two. Returns the build and why the folder could not be written."""
         try:
-            return rebuild.write_build(corpus, self.index_dir, fp, digest, embedder), None
+            return rebuild.write_build(corpus, self.index_dir, fp, digest, embedder, self.progress), None
         except store.BuildError as exc:
             if not self.memory_fallback:
                 raise
             log.error("%s; serving an in-memory index instead", exc)
-            return store.build_in_memory(corpus, fp, digest), str(exc)
+            return store.build_in_memory(corpus, fp, digest, self.progress), str(exc)
 
     def _make_state(
         self,
@@ -190,13 +198,13 @@ class Engine:
         unreadable arrays) is rebuilt."""
         cache_dir = self.index_dir / vectors.CACHE_DIR
         try:
-            return build_state(corpus, opened, rebuilt, embedder, cache_dir)
+            return build_state(corpus, opened, rebuilt, embedder, cache_dir, self.progress)
         except Exception as exc:
             if rebuilt:
                 raise
             log.warning("index at %s is unreadable (%s: %s); rebuilding", opened.path, type(exc).__name__, exc)
             fresh, _error = self._build(corpus, fp, digest, embedder)
-            return build_state(corpus, fresh, True, embedder, cache_dir)
+            return build_state(corpus, fresh, True, embedder, cache_dir, self.progress)
 
     def _query(self, run: Callable[[State], T]) -> T:
         """Run a query on the serving build; if it fails inside the index, rebuild once and answer from the new one.

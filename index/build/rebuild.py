@@ -26,6 +26,7 @@ from typing import Any
 
 from glossary.model import Corpus, SourceError
 from index.build import asked, lexical, store, vectors
+from index.build.progress import PARSING, Progress, silent
 from index.text import embedding
 
 #: A reload giving fewer than this share of the serving entries is refused (a folder half gone, say).
@@ -81,11 +82,14 @@ def with_model(fp: str, embedder: embedding.Embedder | None) -> str:
     return hashlib.sha256(f"{fp}\nmodel:{model}\nasked:{kept}\nlexical:{lexical.VERSION}".encode()).hexdigest()
 
 
-def array_writer(corpus: Corpus, embedder: embedding.Embedder | None, index_dir: Path) -> Callable[[Any, Path], None]:
+def array_writer(
+    corpus: Corpus, embedder: embedding.Embedder | None, index_dir: Path, progress: Progress = silent
+) -> Callable[[Any, Path], None]:
     """The ``store.build`` hook: search arrays and paragraph vectors (through the vector cache) into the build."""
     from index.build.state import write_arrays
 
-    return partial(write_arrays, corpus=corpus, embedder=embedder, cache_dir=index_dir / vectors.CACHE_DIR)
+    cache_dir = index_dir / vectors.CACHE_DIR
+    return partial(write_arrays, corpus=corpus, embedder=embedder, cache_dir=cache_dir, progress=progress)
 
 
 @dataclass
@@ -112,10 +116,11 @@ def prepare(
     build: bool = True,
     embedder: embedding.Embedder | None = _UNSET,
     model: Path | None = embedding.CONFIGURED,
+    progress: Progress = silent,
 ) -> Prepared:
     """Fingerprint and parse the sources, refuse a lossy reload, and (``build``) write a fresh index with its
     search arrays and paragraph vectors. ``embedder``: the model already loaded by the caller (a child
-    process loads ``model``, the folder its parent uses, itself)."""
+    process loads ``model``, the folder its parent uses, itself). ``progress`` hears of each stage."""
     from glossary.loader import default_sources, expand, load_corpus
 
     if embedder is _UNSET:
@@ -124,7 +129,9 @@ def prepare(
     # open notices, never a fresh fingerprint over stale entries.
     files, _ = expand(default_sources() if sources is None else [Path(p) for p in sources])
     fp = with_model(store.fingerprint(files), embedder)
+    progress(PARSING, 0, len(files))
     corpus = load_corpus(sources)
+    progress(PARSING, len(files), len(files))
     if baseline is not None:
         refused = reload_refusal(baseline, corpus)
         if refused is not None:
@@ -133,18 +140,24 @@ def prepare(
     prepared = Prepared(corpus, fp, digest)
     if build:
         try:
-            prepared.path = write_build(corpus, index_dir, fp, digest, embedder).path
+            prepared.path = write_build(corpus, index_dir, fp, digest, embedder, progress).path
         except store.BuildError as exc:
             prepared.build_error = str(exc)
     return prepared
 
 
 def write_build(
-    corpus: Corpus, index_dir: Path, fp: str, digest: str, embedder: embedding.Embedder | None
+    corpus: Corpus,
+    index_dir: Path,
+    fp: str,
+    digest: str,
+    embedder: embedding.Embedder | None,
+    progress: Progress = silent,
 ) -> store.Opened:
     """The one place a build folder is written: the Whoosh files plus the search arrays and paragraph
     vectors (``array_writer``), here or in a reload's child. Raises ``store.BuildError``."""
-    return store.build(corpus, index_dir, fp, digest, extra=array_writer(corpus, embedder, index_dir))
+    extra = array_writer(corpus, embedder, index_dir, progress)
+    return store.build(corpus, index_dir, fp, digest, extra=extra, progress=progress)
 
 
 def _child(conn: Connection, args: tuple[Any, ...]) -> None:

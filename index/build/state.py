@@ -21,6 +21,7 @@ from whoosh.searching import Searcher
 
 from glossary.model import Corpus, Entry, clip
 from index.build import asked, lexical, relations, store, vectors
+from index.build.progress import ARRAYS, Progress, silent
 from index.results import ChangeRecord
 from index.text.analysis import STEMMED, STOPS, compact, fold, stem
 from index.text.embedding import Embedder
@@ -166,11 +167,21 @@ class State:
             log.debug("closing a searcher failed", exc_info=True)
 
 
-def write_arrays(ix: Any, folder: Path, corpus: Corpus, embedder: Embedder | None, cache_dir: Path | None) -> None:
+def write_arrays(
+    ix: Any,
+    folder: Path,
+    corpus: Corpus,
+    embedder: Embedder | None,
+    cache_dir: Path | None,
+    progress: Progress = silent,
+) -> None:
     """The build hook (``store.build(extra=...)``): search arrays and paragraph vectors into the build folder."""
+    progress(ARRAYS, 0, 1)
     lexical.write(lexical.compute(ix, corpus), folder)
+    progress(ARRAYS, 1, 1)
     if embedder is not None:
-        vectors.write(folder, vectors.compute(corpus, embedder, cache_dir, asked.shipped(corpus)), embedder)
+        vecs = vectors.compute(corpus, embedder, cache_dir, asked.shipped(corpus), progress)
+        vectors.write(folder, vecs, embedder)
 
 
 def build_state(
@@ -179,6 +190,7 @@ def build_state(
     rebuilt: bool,
     embedder: Embedder | None = None,
     cache_dir: Path | None = None,
+    progress: Progress = silent,
 ) -> State:
     """Open a searcher on ``opened`` and derive every lookup table from it and the corpus.
 
@@ -194,7 +206,7 @@ def build_state(
         if opened.path is not None:
             vecs = vectors.read(opened.path, embedder, lex.n_units + len(kept.texts))
         else:
-            vecs = vectors.compute(corpus, embedder, cache_dir, kept)
+            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress)
     searcher = opened.index.searcher()
     reader = searcher.reader()
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)

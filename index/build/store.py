@@ -37,6 +37,7 @@ from whoosh.filedb.filestore import RamStorage
 from whoosh.index import Index
 
 from glossary.model import Change, Corpus, Entry
+from index.build.progress import EVERY, INDEXING, Progress, silent
 from index.text.analysis import STEMMED, WORDS, compact, fold
 
 log = logging.getLogger("index")
@@ -260,22 +261,32 @@ def open_current(index_dir: Path, fp: str, digest: str) -> Opened | None:
     return Opened(ix, meta, path)
 
 
-def _write(ix: Index, corpus: Corpus) -> None:
+def _write(ix: Index, corpus: Corpus, progress: Progress = silent) -> None:
     """Add every entry in one commit; a failure midway cancels the writer so nothing half-written is kept."""
     writer = ix.writer()
+    total = len(corpus.entries)
+    progress(INDEXING, 0, total)
     try:
         for n, entry in enumerate(corpus.entries):
             writer.add_document(**entry_document(entry))
             if after_document is not None:
                 after_document(n)
+            if (n + 1) % EVERY == 0:
+                progress(INDEXING, n + 1, total)
     except BaseException:
         writer.cancel()
         raise
     writer.commit()
+    progress(INDEXING, total, total)
 
 
 def build(
-    corpus: Corpus, index_dir: Path, fp: str, digest: str, extra: Callable[[Index, Path], None] | None = None
+    corpus: Corpus,
+    index_dir: Path,
+    fp: str,
+    digest: str,
+    extra: Callable[[Index, Path], None] | None = None,
+    progress: Progress = silent,
 ) -> Opened:
     """Build a fresh index in a temp folder and atomically make it the serving one.
 
@@ -290,7 +301,7 @@ def build(
         raise BuildError(f"cannot write the index folder {index_dir}: {exc.strerror or exc}") from None
     try:
         ix = whoosh_index.create_in(str(tmp), make_schema())
-        _write(ix, corpus)
+        _write(ix, corpus, progress)
         if extra is not None:
             extra(ix, tmp)
         ix.close()
@@ -315,11 +326,11 @@ def build(
     return Opened(whoosh_index.open_dir(str(final)), meta, final)
 
 
-def build_in_memory(corpus: Corpus, fp: str, digest: str) -> Opened:
+def build_in_memory(corpus: Corpus, fp: str, digest: str, progress: Progress = silent) -> Opened:
     """Fallback when the index folder cannot be written: serve from RAM rather than not at all."""
     started = time.perf_counter()
     ix = RamStorage().create_index(make_schema())
-    _write(ix, corpus)
+    _write(ix, corpus, progress)
     return Opened(ix, _meta(corpus, fp, digest, started), None)
 
 

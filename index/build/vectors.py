@@ -24,6 +24,7 @@ import numpy as np
 from glossary.model import Corpus, Entry
 from index.build.asked import NONE, Asked
 from index.build.lexical import Unreadable, units
+from index.build.progress import EMBEDDING, EVERY, Progress, silent
 from index.text.embedding import Embedder
 
 log = logging.getLogger("index")
@@ -99,9 +100,11 @@ def asked_texts(asked: Asked) -> list[str]:
     return list(asked.texts)
 
 
-def compute(corpus: Corpus, embedder: Embedder, cache_dir: Path | None, asked: Asked = NONE) -> np.ndarray:
+def compute(
+    corpus: Corpus, embedder: Embedder, cache_dir: Path | None, asked: Asked = NONE, progress: Progress = silent
+) -> np.ndarray:
     """Vectors for every unit, then for every kept question (``asked``), embedding only texts the cache
-    has not seen with this model."""
+    has not seen with this model; ``progress`` hears of them every ``EVERY`` texts (it is the slow part)."""
     texts = unit_texts(corpus) + asked_texts(asked)
     keys = [_key(t) for t in texts]
     cache_path = _cache_file(cache_dir, embedder) if cache_dir is not None else None
@@ -109,9 +112,13 @@ def compute(corpus: Corpus, embedder: Embedder, cache_dir: Path | None, asked: A
     missing = [i for i, k in enumerate(keys) if k not in cached]
     out = np.empty((len(texts), embedder.dim), dtype=np.float32)
     if missing:
-        fresh = embedder.embed([texts[i] for i in missing])
-        for row, i in enumerate(missing):
-            cached[keys[i]] = fresh[row]
+        progress(EMBEDDING, 0, len(missing))
+        for start in range(0, len(missing), EVERY):  # one text per call anyway (Embedder.embed): same vectors
+            chunk = missing[start : start + EVERY]
+            fresh = embedder.embed([texts[i] for i in chunk])
+            for row, i in enumerate(chunk):
+                cached[keys[i]] = fresh[row]
+            progress(EMBEDDING, start + len(chunk), len(missing))
     for i, k in enumerate(keys):
         out[i] = cached[k]
     fresh_n, all_n = len(missing), len(texts)
