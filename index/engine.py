@@ -29,7 +29,7 @@ from index.build.progress import Progress, silent
 from index.build.rebuild import ReloadFailed, ReloadRefused, with_model
 from index.build.state import State, build_state
 from index.query import history, names, passages, ranking
-from index.query.overlay import BaseStats, Meaning, Overlay, build_overlay
+from index.query.overlay import BaseStats, Kept, Meaning, Overlay, build_overlay
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
 from index.text import embedding
 
@@ -312,12 +312,15 @@ class Engine:
         *,
         previous: Overlay | Sequence[Overlay] | None = None,
         embed_at_most: int | None = None,
+        kept: Sequence[Kept] = (),
     ) -> Overlay:
         """A scope's overlay over the loaded rules, its entries embedded with the loaded model for search by
-        meaning (``index.query.overlay.build_overlay``; ``previous``: reuse its vectors for unchanged texts)."""
+        meaning (``index.query.overlay.build_overlay``; ``previous``: reuse its vectors for unchanged texts;
+        ``kept``: the questions its judges confirmed a shared paragraph answers)."""
         st = self._st
         return build_overlay(
-            scope, entries, revision, st.corpus, embedder=st.embedder, previous=previous, embed_at_most=embed_at_most
+            scope, entries, revision, st.corpus, embedder=st.embedder, previous=previous, embed_at_most=embed_at_most,
+            kept=kept,
         )
 
     def nearest_terms(self, question: str, limit: int = 5) -> list[Entry]:
@@ -398,6 +401,9 @@ def _search(
     found, ev = passages.search_with_evidence(st, question, limit, source, since)
     if overlay is None:
         return found, ev
+    if not source and not since:  # the scope's confirmed questions first (its own kept questions)
+        query = ev.query if ev is not None else None
+        found = overlay.confirmed_first(found, question, limit, query, st.embedder.digest if st.embedder else None)
     # The one place shared ranking meets a scope's entries: index.query.overlay places them among the hits,
     # by words and by meaning (the question's vector from the ranking above, not embedded again).
     meaning = _meaning(st, ev, found)

@@ -167,7 +167,8 @@ COMMANDS: tuple[Command, ...] = (
         "ruling",
         "This server's own rulings",
         "This server's own rulings: `list`, `history`, `export` for everyone; `add`, `edit`, `retire`, "
-        "`restore`, `import` for its judges; `config` for its admins.",
+        "`restore`, `import`, `feedback` (members' \"Not the answer?\" reports) for its judges; `config` for its "
+        "admins.",
         "/ruling list",
         extension="bot.discord_bot.cogs.rulings",
         fronts=frozenset({"discord"}),

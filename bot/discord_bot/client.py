@@ -57,6 +57,7 @@ EXTENSIONS = (
     "bot.discord_bot.cogs.admin",
     "bot.discord_bot.cogs.lookup_menu",
     "bot.discord_bot.cogs.rulings",
+    "bot.discord_bot.cogs.feedback",  # after rulings: /ruling feedback joins its group
 )
 COMMAND_HASH_FILE = "commands.sha256"
 # Tasks discord.py starts for each received interaction (commands and autocomplete; buttons):

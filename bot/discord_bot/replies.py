@@ -2,7 +2,8 @@
 
 Buttons are ``DynamicItem``s whose whole state is in the custom id (``l5r:open:<entry id>``,
 ``l5r:page:<kind>:<arg>:<n>``, ``l5r:post:<kind>:<arg>:<n>``), so they work after a restart
-and on any shard or process: a click rebuilds the answer from ``(kind, arg)``.
+and on any shard or process: a click rebuilds the answer from ``(kind, arg)``. An ``/ask`` answer in a server
+also has "Not the answer?" (``l5r:na:<question>``, handled by ``bot.discord_bot.cogs.feedback``).
 
 Every reply respects Discord's window, counted from the interaction's creation (``bot.discord_bot.admission``):
 the first response is bounded by what is left of it, later ones by ``REST_TIMEOUT``.
@@ -23,7 +24,7 @@ import discord
 from discord import app_commands
 
 from bot.app.answer import Answer
-from bot.app.commands import ENTRY, RULE
+from bot.app.commands import ASK, ENTRY, RULE
 from bot.app.judge import Judge, UserError
 from bot.app.renderers import discord_markdown as render
 from bot.app.renderers.discord_markdown import Message
@@ -88,6 +89,14 @@ _OPEN_ROOM = CUSTOM_ID_LIMIT - len("l5r:open:")
 _PAGE_ROOM = CUSTOM_ID_LIMIT - len("l5r:page:x:") - len(":999")
 
 
+REPORT_PREFIX = "l5r:na:"  # "Not the answer?" under an /ask answer in a server: l5r:na:<question>
+_REPORT_ROOM = CUSTOM_ID_LIMIT - len(REPORT_PREFIX)
+
+
+def report_id(question: str) -> str:
+    return REPORT_PREFIX + ARGS.encode(question, _REPORT_ROOM)
+
+
 def open_id(entry_id: str) -> str:
     return "l5r:open:" + ARGS.encode(entry_id, _OPEN_ROOM)
 
@@ -111,8 +120,9 @@ def answer_embed(answer: Message, n: int = 0) -> discord.Embed:
     return embed
 
 
-def answer_view(answer: Message, n: int = 0, *, private: bool = False) -> discord.ui.View | None:
-    """Buttons: the page's entry links (rows 0-3), then paging and "Post in channel" (row 4)."""
+def answer_view(answer: Message, n: int = 0, *, private: bool = False, report: bool = False) -> discord.ui.View | None:
+    """Buttons: the page's entry links (rows 0-3), then paging, "Post in channel" and, with ``report`` (a server's
+    ``/ask`` answer that quotes something), "Not the answer?" (row 4)."""
     page_no = answer.page_number(n)
     page = answer.page(page_no)
     view = discord.ui.View(timeout=None)  # never times out: a timeout would unregister dynamic items
@@ -124,6 +134,9 @@ def answer_view(answer: Message, n: int = 0, *, private: bool = False) -> discor
         view.add_item(PageButton(answer.kind, answer.arg, min(page_no + 1, last), "Next ▶", page_no == last))
     if private:
         view.add_item(PostButton(answer.kind, answer.arg, page_no))
+    if report and answer.kind == ASK and answer.hit_ids:
+        view.add_item(discord.ui.Button(label="Not the answer?", style=discord.ButtonStyle.secondary,
+                                        custom_id=report_id(answer.arg), row=4))  # fmt: skip
     return view if view.children else None
 
 
@@ -165,7 +178,9 @@ async def send_answer(
     """
     interaction.extras["hits"] = answer.hit_ids
     embed = answer_embed(answer, page)
-    view = answer_view(answer, page, private=private)
+    # "Not the answer?" only in a server (its judges review the reports; nothing is taken from direct messages)
+    report = interaction.guild_id is not None and getattr(interaction.client, "rulings", None) is not None
+    view = answer_view(answer, page, private=private, report=report)
     kwargs: dict[str, Any] = {"embed": embed}
     if view is not None:
         kwargs["view"] = view

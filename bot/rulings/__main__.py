@@ -6,6 +6,7 @@ python -m bot.rulings where          # which database the settings select (passw
 python -m bot.rulings export-server GUILD_ID   # everything stored for a server, as JSON on stdout
 python -m bot.rulings forget-server GUILD_ID   # delete everything stored for a server, now
 python -m bot.rulings forget-user USER_ID [--name NAME]...  # a user's deletion request (rulings kept)
+python -m bot.rulings export-feedback [--with-server]  # the pairs judges confirmed, as JSON lines on stdout
 
 Exit status: 0 done (also when there was nothing to delete: the line says so), 1 the database failed,
 2 bad arguments or settings.
@@ -26,8 +27,12 @@ from pathlib import Path
 from sqlalchemy.engine import URL
 
 from bot.app.settings import Settings, SettingsError
-from bot.rulings import retention
+from bot.app.startup import source_paths
+from bot.rulings import feedback, retention
 from bot.rulings.db import DatabaseURLError, describe, make_engine, migrate, resolve_url
+from glossary.loader import load_corpus
+from glossary.model import Corpus
+from index.build import asked
 
 
 def configured_url(settings: Settings) -> URL:
@@ -73,6 +78,41 @@ def discord_id(value: str) -> str:
     return value.strip()
 
 
+def feedback_lines(pairs: list[feedback.Report], corpus: Corpus, with_server: bool = False) -> list[str]:
+    """One JSON line per confirmed pair, in the form ``index/asked.json`` keeps a question (entry, 0-based
+    paragraph, digest of its text) plus where that paragraph stands in the rule documents loaded now; ``current``
+    is false when the paragraph is gone or its text changed since it was confirmed (review it before folding
+    it in). The server's id only with ``with_server``; who reported or confirmed it, never."""
+    by_id = corpus.by_id()
+    lines = []
+    for pair in pairs:
+        entry = by_id.get(pair.entry_id or "")
+        p = pair.paragraph
+        current = entry is not None and p is not None and 0 <= p < len(entry.paragraphs)
+        if current and pair.digest is not None:
+            current = asked.digest(entry.paragraphs[p]) == pair.digest  # type: ignore[union-attr, index]
+        row: dict[str, object] = {"question": pair.question, "entry_id": pair.entry_id, "paragraph": p,
+                                  "digest": pair.digest, "current": current, "source": None}  # fmt: skip
+        if current and entry is not None and p is not None:
+            first, last = entry.paragraph_lines(p)
+            row["source"] = {"file": entry.location.file, "lines": [first, last]}
+        if with_server:
+            row["server"] = pair.scope.removeprefix("guild:")
+        lines.append(json.dumps(row, ensure_ascii=False))
+    return lines
+
+
+async def _export_feedback(url: URL, settings: Settings, with_server: bool) -> list[str]:
+    engine = make_engine(url)
+    try:
+        await migrate(engine)
+        pairs = await feedback.FeedbackStore(engine).reviewed()
+    finally:
+        await engine.dispose()
+    corpus = await asyncio.to_thread(load_corpus, source_paths(settings)) if pairs else Corpus([])
+    return feedback_lines(pairs, corpus, with_server)
+
+
 async def _data_command(url: URL, args: argparse.Namespace) -> str:
     """export-server, forget-server, forget-user on the configured database (migrated first)."""
     engine = make_engine(url)
@@ -86,16 +126,18 @@ async def _data_command(url: URL, args: argparse.Namespace) -> str:
             if deleted.empty:
                 return f"nothing stored for server {args.id}: nothing deleted"
             settings = ", its settings" if deleted.settings else ""
+            reports = f", {deleted.reports} answer reports" if deleted.reports else ""
             return (f"deleted everything stored for server {args.id}: {deleted.rulings} rulings, "
-                    f"{deleted.versions} versions{settings}")  # fmt: skip
+                    f"{deleted.versions} versions{reports}{settings}")  # fmt: skip
         forgotten = await retention.forget_user(engine, args.id, args.name or ())
         if not forgotten.changed:
             return f"nothing recorded for user {args.id}: nothing changed"
         names = ", ".join(repr(n) for n in forgotten.names) or "none"
+        reports = f", {forgotten.reports} answer reports" if forgotten.reports else ""
         return (
             f"user {args.id} replaced by {retention.DELETED_NAME!r}: {forgotten.versions} history entries, "
             f"{forgotten.judge_names} judge names ({names}), {forgotten.rulings} rulings and "
-            f"{forgotten.settings} server settings they had changed; the rulings' texts are kept"
+            f"{forgotten.settings} server settings they had changed{reports}; the rulings' texts are kept"
         )
     finally:
         await engine.dispose()
@@ -116,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     user.add_argument("id", metavar="USER_ID", type=discord_id)
     user.add_argument("--name", action="append", metavar="NAME",
                       help="also replace this name where it is given as a ruling's judge (repeatable)")  # fmt: skip
+    pairs = sub.add_parser("export-feedback", help="question -> paragraph pairs judges confirmed, as JSON lines")
+    pairs.add_argument("--with-server", action="store_true", help="add each pair's server (guild) id")
     args = parser.parse_args(argv)
     try:
         url = configured_url(Settings.from_env())
@@ -124,6 +168,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "where":
         print(describe(url))
+        return 0
+    if args.command == "export-feedback":
+        try:
+            lines = asyncio.run(_export_feedback(url, Settings.from_env(), args.with_server))
+        except Exception as exc:
+            print(f"error: export-feedback failed on {describe(url)}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
+        for line in lines:
+            print(line)
+        print(f"{len(lines)} confirmed pair(s)", file=sys.stderr)
         return 0
     if args.command in ("export-server", "forget-server", "forget-user"):
         try:

@@ -139,8 +139,10 @@ def _count(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def stored_line(rulings: int, versions: int, settings: bool) -> str:
+def stored_line(rulings: int, versions: int, settings: bool, reports: int = 0) -> str:
     parts = [_count(rulings, "ruling") + " (active and retired)", _count(versions, "version") + " in their history"]
+    if reports:
+        parts.append(_count(reports, "answer report") + " (pending and confirmed)")
     if settings:
         parts.append("this server's ruling settings (judge role, audit channel)")
     return ", ".join(parts)
@@ -148,7 +150,7 @@ def stored_line(rulings: int, versions: int, settings: bool) -> str:
 
 def delete_prompt(stored: Stored, minutes: int) -> str:
     """The confirmation: what would go, that it cannot be undone, and how to keep a copy first."""
-    what = stored_line(stored.rulings, stored.versions, stored.settings)
+    what = stored_line(stored.rulings, stored.versions, stored.settings, stored.reports)
     return (
         f"**Delete everything this bot stores for this server?** That is {what}. This cannot be undone; "
         "`/ruling export` first keeps a copy you can import again.\n"
@@ -157,5 +159,5 @@ def delete_prompt(stored: Stored, minutes: int) -> str:
 
 
 def deleted_text(deleted: Stored) -> str:
-    what = stored_line(deleted.rulings, deleted.versions, deleted.settings)
+    what = stored_line(deleted.rulings, deleted.versions, deleted.settings, deleted.reports)
     return f"Deleted {what}. Nothing of this server's rulings is left in the bot's database."

@@ -3,8 +3,10 @@
 A server's rows are marked when the bot is removed from it (``scopes.left_at``) and deleted once the
 mark is older than the grace period; a re-invite clears the mark, and nothing was deleted meanwhile.
 An admin (``/ruling delete-all``) or the host (``python -m bot.rulings forget-server``) deletes a
-server's rows at once. A user's deletion request (``forget-user``) replaces their id and name in the
-history with a placeholder; the rulings themselves are the server's and stay.
+server's rows at once (its rulings and its players' reports and confirmed pairs, ``bot.rulings.feedback``). A
+user's deletion request (``forget-user``) replaces their id and name in the history with a placeholder; the
+rulings themselves are the server's and stay; their pending reports lose their id, and pairs they confirmed name
+the placeholder.
 
 Every deletion runs in one transaction that first takes the rows it deletes (``FOR UPDATE`` on
 PostgreSQL; on SQLite a write as the first statement takes the database's write lock), so two bot
@@ -23,7 +25,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.rulings.schema import RULINGS_COUNTER, counters, ruling_versions, rulings, scopes
+from bot.rulings.schema import RULINGS_COUNTER, counters, feedback, ruling_versions, rulings, scopes
 
 DELETED_ID = "0"  # no Discord user has id 0
 DELETED_NAME = "deleted user"
@@ -33,16 +35,18 @@ PURGE_BATCH = 100  # servers deleted per transaction (a long purge never holds t
 @dataclass(frozen=True)
 class Stored:
     """What is stored for one server: its rulings (active and retired), their versions, whether a judge role
-    or an audit channel is set, and whether it has a row in ``scopes`` at all (settings, revision, mark)."""
+    or an audit channel is set, whether it has a row in ``scopes`` at all (settings, revision, mark), and its
+    players' reports (pending and confirmed, ``bot.rulings.feedback``)."""
 
     rulings: int = 0
     versions: int = 0
     settings: bool = False
     row: bool = False
+    reports: int = 0
 
     @property
     def empty(self) -> bool:
-        return not (self.row or self.rulings or self.versions)
+        return not (self.row or self.rulings or self.versions or self.reports)
 
 
 @dataclass(frozen=True)
@@ -54,10 +58,11 @@ class Forgotten:
     rulings: int  # current rulings whose creator or last editor was the user
     settings: int  # server settings last changed by the user
     names: tuple[str, ...]  # the names replaced
+    reports: int = 0  # pending reports that lose the user's id, and confirmed pairs whose judge was the user
 
     @property
     def changed(self) -> bool:
-        return bool(self.versions or self.judge_names or self.rulings or self.settings)
+        return bool(self.versions or self.judge_names or self.rulings or self.settings or self.reports)
 
 
 def guild_scope(guild_id: int | str) -> str:
@@ -110,18 +115,25 @@ async def _stored(conn: AsyncConnection, scope_list: Sequence[str]) -> dict[str,
         select(scopes.c.scope, scopes.c.judge_role_id, scopes.c.audit_channel_id).where(scopes.c.scope.in_(scope_list))
     )
     settings = {scope: bool(role or channel) for scope, role, channel in rows}
+    report_counts = dict(
+        (await conn.execute(
+            select(feedback.c.scope, func.count()).where(feedback.c.scope.in_(scope_list)).group_by(feedback.c.scope)
+        )).all()
+    )  # fmt: skip
     return {
-        s: Stored(int(ruling_counts.get(s, 0)), int(version_counts.get(s, 0)), settings.get(s, False), s in settings)
+        s: Stored(int(ruling_counts.get(s, 0)), int(version_counts.get(s, 0)), settings.get(s, False), s in settings,
+                  int(report_counts.get(s, 0)))
         for s in scope_list
-    }
+    }  # fmt: skip
 
 
 async def _delete(conn: AsyncConnection, scope_list: Sequence[str]) -> dict[str, Stored]:
-    """Delete every row of these scopes (versions, rulings, settings); returns what each had."""
+    """Delete every row of these scopes (reports, versions, rulings, settings); returns what each had."""
     found = await _stored(conn, scope_list)
     if not scope_list:
         return found
     ids = select(rulings.c.id).where(rulings.c.scope.in_(scope_list)).scalar_subquery()
+    await conn.execute(delete(feedback).where(feedback.c.scope.in_(scope_list)))
     await conn.execute(delete(ruling_versions).where(ruling_versions.c.ruling_id.in_(ids)))
     await conn.execute(delete(rulings).where(rulings.c.scope.in_(scope_list)))
     await conn.execute(delete(scopes).where(scopes.c.scope.in_(scope_list)))
@@ -239,12 +251,19 @@ async def forget_user(engine: AsyncEngine, user_id: str, names: Iterable[str] = 
         settings = (
             await conn.execute(update(scopes).where(scopes.c.updated_by == user_id).values(updated_by=DELETED_ID))
         ).rowcount
+        # Their pending reports stay for the judges without saying whose; pairs they confirmed name the placeholder.
+        reports = (await conn.execute(
+            update(feedback).where(feedback.c.reporter_id == user_id).values(reporter_id=None)
+        )).rowcount  # fmt: skip
+        reports += (await conn.execute(
+            update(feedback).where(feedback.c.reviewed_by == user_id).values(reviewed_by=DELETED_ID)
+        )).rowcount  # fmt: skip
         if affected:
             await conn.execute(
                 update(scopes).where(scopes.c.scope.in_(sorted(affected))).values(revision=scopes.c.revision + 1)
             )
     return Forgotten(
-        versions, judge_names, len(ids), settings, tuple(recorded + [n for n in extra if n not in recorded])
+        versions, judge_names, len(ids), settings, tuple(recorded + [n for n in extra if n not in recorded]), reports
     )
 
 
@@ -259,7 +278,8 @@ def _when(value: dt.datetime | None) -> str | None:
 
 
 async def export_scope(engine: AsyncEngine, scope: str) -> dict[str, Any]:
-    """Everything stored for ``scope``, as JSON-ready data: settings, rulings and every version of each."""
+    """Everything stored for ``scope``, as JSON-ready data: settings, rulings and every version of each, and its
+    players' reports and confirmed pairs."""
     async with engine.connect() as conn:
         row = (await conn.execute(select(scopes).where(scopes.c.scope == scope))).first()
         found = list(await conn.execute(select(rulings).where(rulings.c.scope == scope).order_by(rulings.c.id)))
@@ -270,6 +290,7 @@ async def export_scope(engine: AsyncEngine, scope: str) -> dict[str, Any]:
                 .order_by(ruling_versions.c.ruling_id, ruling_versions.c.version)
             )
         ) if ids else []  # fmt: skip
+        reports = list(await conn.execute(select(feedback).where(feedback.c.scope == scope).order_by(feedback.c.id)))
     by_ruling: dict[int, list[dict[str, Any]]] = {}
     for version in history:
         m = dict(version._mapping)
@@ -297,4 +318,10 @@ async def export_scope(engine: AsyncEngine, scope: str) -> dict[str, Any]:
         item["created_at"], item["updated_at"] = _when(m["created_at"]), _when(m["updated_at"])
         item["versions"] = by_ruling.get(m["id"], [])
         out_rulings.append(item)
-    return {"scope": scope, "settings": settings, "rulings": out_rulings}
+    out_reports = []
+    for report in reports:
+        m = dict(report._mapping)
+        item = {k: m[k] for k in ("id", "status", "question", "entry_id", "paragraph", "reporter_id", "reviewed_by")}
+        item["reported_at"], item["reviewed_at"] = _when(m["reported_at"]), _when(m["reviewed_at"])
+        out_reports.append(item)
+    return {"scope": scope, "settings": settings, "rulings": out_rulings, "feedback": out_reports}

@@ -2,8 +2,9 @@
 
 ``rulings`` holds each ruling's current state (what answers are built from) and ``ruling_versions``
 every state it ever had (append-only: history, and nothing a command does is ever lost). ``scopes``
-holds a server's settings, a revision bumped by every change in it and when the bot left it; ``counters`` holds
-process-wide generations (any ruling change; ``/reload`` of the rule documents) that other bot
+holds a server's settings, a revision bumped by every change in it and when the bot left it; ``feedback``
+holds players' "Not the answer?" reports and the pairs judges confirmed from them (``bot.rulings.feedback``);
+``counters`` holds process-wide generations (any ruling change; ``/reload`` of the rule documents) that other bot
 processes poll.
 """
 
@@ -85,6 +86,23 @@ ruling_versions = Table(
     Column("author_name", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("ruling_id", "version", name="uq_ruling_versions_ruling_version"),
+)
+
+feedback = Table(
+    "feedback",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), ForeignKey("scopes.scope"), nullable=False),
+    Column("status", String(16), nullable=False),  # "pending" | "confirmed" (a dismissed report is deleted)
+    Column("question", Text, nullable=False),  # as the member asked it (cleaned as /ask cleans it)
+    Column("entry_id", Text),  # the paragraph picked (NULL: "none of these answers it")
+    Column("paragraph", Integer),  # 0-based, as in index/asked.json
+    Column("digest", String(16)),  # its text's digest then (index.build.asked.digest): a changed text drops the pair
+    Column("reporter_id", String(32)),  # who reported it, only while it is pending (NULL once reviewed)
+    Column("reported_at", DateTime(timezone=True), nullable=False),
+    Column("reviewed_by", String(32)),  # the judge who confirmed it (a Discord user id)
+    Column("reviewed_at", DateTime(timezone=True)),
+    Index("ix_feedback_scope_status", "scope", "status"),
 )
 
 counters = Table(

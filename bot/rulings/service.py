@@ -12,6 +12,9 @@
 - when the database cannot be reached, answers go on from the rules (and from rulings already in
   memory); a server whose rulings could not be loaded is told so once, and the next successful poll
   loads them;
+- players' "Not the answer?" reports (``feedback``): a pair a judge confirms is written like a ruling change
+  (the writer's overlay rebuilt at once, other processes through the poll) and kept in the overlay as the
+  server's own kept question;
 - the data's life (``retention``): a server the bot was removed from is marked, a server it is in (again)
   unmarked (both written at once and retried by the poll while the database is down), and a purge deletes
   servers marked longer ago than the grace period: after the bot is ready, then every ``PURGE_SECONDS``.
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
-from bot.rulings import markdown, retention
+from bot.rulings import feedback, markdown, retention
 from bot.rulings.db import describe, make_engine, migrate
 from bot.rulings.repository import (
     ACTIVE,
@@ -45,7 +48,7 @@ from bot.rulings.repository import (
     Version,
 )
 from bot.rulings.schema import RELOAD_COUNTER, RULINGS_COUNTER
-from index.query.overlay import NameResolver, Overlay, Overlays
+from index.query.overlay import Kept, NameResolver, Overlay, Overlays
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -103,6 +106,7 @@ def _contended(exc: BaseException) -> bool:
 class _Loaded:
     revision: int
     rulings: list[Ruling]
+    kept: tuple[Kept, ...] = ()  # the questions its judges confirmed a paragraph answers (bot.rulings.feedback)
 
 
 class RulingsService:
@@ -127,6 +131,7 @@ class RulingsService:
         self.on_remote_reload = on_remote_reload
         self.db: AsyncEngine | None = None
         self.repo: RulingsRepository | None = None
+        self.feedback: feedback.FeedbackStore | None = None
         self.overlays = Overlays()
         self._loaded: dict[str, _Loaded] = {}
         self._wanted: set[str] = set()  # scopes served here that still need a first load
@@ -149,6 +154,7 @@ class RulingsService:
         """Open the database and migrate it; if it is down, start anyway and keep trying in the poll."""
         self.db = make_engine(self.url)
         self.repo = RulingsRepository(self.db)
+        self.feedback = feedback.FeedbackStore(self.db)
         try:
             await self._prepare()
             self._seen = await self.repo.counters()
@@ -189,6 +195,11 @@ class RulingsService:
         if self.repo is None:
             raise RuntimeError("RulingsService.start() was not awaited")
         return self.repo
+
+    def _feedback(self) -> feedback.FeedbackStore:
+        if self.feedback is None:
+            raise RuntimeError("RulingsService.start() was not awaited")
+        return self.feedback
 
     @property
     def available(self) -> bool:
@@ -248,10 +259,11 @@ class RulingsService:
         """Read the scope's active rulings and publish a fresh overlay (raises on database errors)."""
         async with self._locks.setdefault(scope, asyncio.Lock()):
             revision, found = await self._repo().active(scope)
+            pairs = await self._feedback().confirmed(scope)  # read after the revision: newer only moves it on
             self._mark_up()
             if (before := self._loaded.get(scope)) is not None and revision < before.revision:
                 self.overlays.drop(scope)  # its rows were deleted: the older revision must replace the newer
-            self._loaded[scope] = _Loaded(revision, found)
+            self._loaded[scope] = _Loaded(revision, found, tuple(k for p in pairs if (k := p.kept) is not None))
             self._wanted.discard(scope)
             return await self._publish(scope)
 
@@ -265,7 +277,9 @@ class RulingsService:
 
         def build(at_most: int | None, reuse: Overlay | None) -> Overlay:
             entries = [markdown.ruling_entry(r, resolver) for r in loaded.rulings]
-            return engine.build_overlay(scope, entries, loaded.revision, previous=reuse, embed_at_most=at_most)
+            return engine.build_overlay(
+                scope, entries, loaded.revision, previous=reuse, embed_at_most=at_most, kept=loaded.kept
+            )
 
         overlay = await asyncio.to_thread(build, EMBED_AT_ONCE, previous)
         self.overlays.put(overlay)
@@ -290,7 +304,7 @@ class RulingsService:
                     reuse: tuple[Overlay, ...] = reuse,
                 ) -> Overlay:  # fmt: skip
                     entries = [markdown.ruling_entry(r, resolver) for r in loaded.rulings]
-                    return engine.build_overlay(scope, entries, loaded.revision, previous=reuse)
+                    return engine.build_overlay(scope, entries, loaded.revision, previous=reuse, kept=loaded.kept)
 
                 started = time.perf_counter()
                 done = await asyncio.to_thread(build)
@@ -396,6 +410,44 @@ class RulingsService:
     async def import_drafts(self, scope: str, drafts: Sequence[Draft], author: Author) -> ImportResult:
         return await self._write(  # type: ignore[return-value]
             scope, lambda repo: repo.import_drafts(scope, drafts, author)
+        )
+
+    # -- players' reports and the pairs judges confirm (bot/rulings/feedback.py) -------------------------
+    async def report(
+        self, scope: str, question: str, reporter_id: str, pick: tuple[str, int, str] | None
+    ) -> tuple[feedback.Outcome, feedback.Report | None]:
+        """Keep a member's "Not the answer?" pick ((entry id, paragraph, digest), None: no paragraph answers)
+        as a pending report; answers are unchanged until a judge confirms it."""
+        entry_id, paragraph, digest = pick if pick is not None else (None, None, None)
+        return await self.read(  # type: ignore[return-value]
+            lambda _repo: self._feedback().report(scope, question, reporter_id, entry_id, paragraph, digest)
+        )
+
+    async def pending(self, scope: str) -> list[feedback.Report]:
+        return await self.read(lambda _repo: self._feedback().pending(scope))  # type: ignore[return-value]
+
+    async def confirmed(self, scope: str) -> list[feedback.Report]:
+        return await self.read(lambda _repo: self._feedback().confirmed(scope))  # type: ignore[return-value]
+
+    async def report_by_id(self, scope: str, report_id: int) -> feedback.Report | None:
+        return await self.read(lambda _repo: self._feedback().get(scope, report_id))  # type: ignore[return-value]
+
+    async def confirm(
+        self, scope: str, report_id: int, judge_id: str, pick: tuple[str, int, str]
+    ) -> feedback.Report:
+        """Confirm a report with ``pick`` (entry id, paragraph, digest): in this server's answers on return."""
+        entry_id, paragraph, digest = pick
+        return await self._write(  # type: ignore[return-value]
+            scope, lambda _repo: self._feedback().confirm(scope, report_id, judge_id, entry_id, paragraph, digest)
+        )
+
+    async def dismiss(self, scope: str, report_id: int) -> bool:
+        return await self.read(lambda _repo: self._feedback().dismiss(scope, report_id))  # type: ignore[return-value]
+
+    async def withdraw(self, scope: str, report_id: int) -> bool:
+        """Drop a confirmed pair: this server's answers go back to the rules' own ranking."""
+        return await self._write(  # type: ignore[return-value]
+            scope, lambda _repo: self._feedback().withdraw(scope, report_id)
         )
 
     async def set_config(self, scope: str, author: Author, **values: str | None) -> ScopeConfig:

@@ -22,6 +22,13 @@ yardstick there is the cosine: a ruling is placed before the first shared hit wh
 less like the question than the ruling is, and only when it is as close to the question as the closest
 1% of all shared paragraphs (``MEANING_QUANTILE``, never under ``MEANING_FLOOR``), so an unrelated ruling
 stays out. A ruling that qualifies by words and by meaning takes the better of the two places.
+
+A scope also keeps questions its judges confirmed are answered by one shared paragraph (``Kept``: a player's
+"Not the answer?" report, reviewed; ``bot.rulings.feedback``). They are that scope's own kept questions, like
+the shipped ones (``index.build.asked``): embedded alone with the same model, and compared with the question
+asked. Being vouched for by the scope's judges, one that is as close as a paraphrase (``KEPT_FLOOR``), or the
+same words, puts its paragraph first (``Overlay.confirmed_first``), before the rulings are placed. A pair whose
+paragraph text has changed since it was confirmed is dropped, as a shipped kept question is.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import numpy as np
 
 from glossary.linking import normalise
 from glossary.model import Corpus, Entry, clip
+from index.build.asked import digest as paragraph_digest
 from index.build.vectors import embed_text
 from index.query import passages
 from index.query.parsing import check_date, check_source
@@ -53,6 +61,12 @@ _MAX_QUERY_CHARS = 2000
 # of questions (docs/DEVELOPMENT-NOTES.md), not fitted: there is no evaluation set of server-ruling questions.
 MEANING_QUANTILE = 0.99
 MEANING_FLOOR = 0.2
+# A question this close to one of the scope's confirmed questions is taken as that question asked again. Checked
+# on two reported questions (tests/index/test_overlay_kept.py), not fitted: paraphrases ("max hand size" / "hand
+# size limit", "maximum hand size") came at 0.88-0.98, related but different questions ("starting hand size",
+# "can my hand size go above 8") at 0.75-0.79, unrelated ones under 0.65.
+KEPT_FLOOR = 0.85
+_KEPT_KEY = "\x00kept:"  # prefix of a kept question's key in ``Overlay.embedded`` (never a paragraph's text)
 
 
 def scoped_id(number: int) -> str:
@@ -68,6 +82,17 @@ def is_scoped(entry_id: str) -> bool:
 def query_stems(text: str) -> list[str]:
     """Distinct stemmed query terms, stop words dropped: the same analysis as the shared index."""
     return list(dict.fromkeys(t.text for t in STEMMED((text or "")[:_MAX_QUERY_CHARS])))
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A question a scope's judges confirmed is answered by paragraph ``paragraph`` (0-based) of shared entry
+    ``entry_id``; ``digest`` (``index.build.asked.digest``) is that paragraph's text when it was confirmed."""
+
+    question: str
+    entry_id: str
+    paragraph: int
+    digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +161,11 @@ class Overlay:
     vector_units: tuple[tuple[str, int], ...] = field(default=(), repr=False)  # (entry id, paragraph or -1) per row
     embedded: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)  # embed_text -> vector (reuse)
     unembedded: int = 0  # paragraphs still without a vector (``build_overlay``'s ``embed_at_most``)
+    # the scope's confirmed questions that still apply (their paragraph unchanged), their shared entries and vectors
+    kept: tuple[Kept, ...] = ()
+    kept_entries: Mapping[str, Entry] = field(default_factory=dict, repr=False)
+    kept_vectors: np.ndarray | None = field(default=None, repr=False)  # one row per ``kept_units`` item
+    kept_units: tuple[int, ...] = field(default=(), repr=False)  # index into ``kept`` of each row
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -148,6 +178,33 @@ class Overlay:
         return self.by_target.get(entry_id, ())
 
     # -- search ------------------------------------------------------------------------------------
+    def confirmed_first(
+        self, hits: Sequence[Hit], question: str, limit: int, query: np.ndarray | None, model: str | None
+    ) -> list[Hit]:
+        """``hits`` with the paragraphs of the scope's confirmed questions that ``question`` asks again put first:
+        the same words, or (given the question's unit vector ``query`` from a ``model`` that embedded the kept
+        ones) a cosine of ``KEPT_FLOOR`` or more; closest first, one per entry. A hit already showing that entry
+        is moved up and quotes that paragraph; the others keep their order."""
+        if not self.kept:
+            return list(hits)[:limit]
+        said = fold(" ".join((question or "").split()))
+        close: dict[int, float] = {i: 2.0 for i, k in enumerate(self.kept) if fold(k.question) == said}
+        if query is not None and self.kept_vectors is not None and len(self.kept_vectors) and model == self.model:
+            for i, cosine in zip(self.kept_units, (self.kept_vectors @ query).tolist(), strict=True):
+                if cosine >= KEPT_FLOOR and cosine > close.get(i, -1.0):
+                    close[i] = cosine
+        if not close:
+            return list(hits)[:limit]
+        first: dict[str, Hit] = {}
+        for i in sorted(close, key=lambda i: -close[i]):
+            kept = self.kept[i]
+            entry = self.kept_entries.get(kept.entry_id)
+            if entry is None or kept.entry_id in first:
+                continue
+            shown = next((h for h in hits if h.entry.id == kept.entry_id), None)
+            first[kept.entry_id] = _at_paragraph(entry, kept.paragraph, question, shown)
+        return [*first.values(), *(h for h in hits if h.entry.id not in first)][: max(1, limit)]
+
     def _idf(self, stats: BaseStats, term: str) -> float:
         n = stats.doc_count + len(self.entries)
         df = stats.doc_frequency(term) + self.df.get(term, 0)
@@ -350,6 +407,31 @@ def _effective(record: ChangeRecord) -> str | None:
     return change.probable_date if change.anomaly and change.probable_date else change.date
 
 
+def _at_paragraph(entry: Entry, paragraph: int, question: str, shown: Hit | None) -> Hit:
+    """Shared ``entry`` as a hit quoting ``paragraph``, the question's words marked; ``shown``: the hit the ranking
+    made of it, whose score and confidence it keeps."""
+    weights = dict.fromkeys(query_stems(question), 1.0)
+    tokens = [(t.text, t.startchar, t.endchar) for t in STEMMED(entry.paragraphs[paragraph], chars=True)]
+    _best, _score, spans = passages.choose([(paragraph, tokens)], weights)
+    hit = Hit(entry, shown.score if shown else 1.0, spans, paragraph, entry.paragraph_changes(paragraph))
+    hit.confidence = shown.confidence if shown else None
+    return hit
+
+
+def _applying(kept: Iterable[Kept], base: Corpus | None) -> tuple[tuple[Kept, ...], dict[str, Entry]]:
+    """The confirmed questions whose paragraph is in ``base`` with the text it had when confirmed."""
+    known = base.by_id() if base is not None else {}
+    out: list[Kept] = []
+    for k in kept:
+        entry = known.get(k.entry_id)
+        if entry is None or is_scoped(k.entry_id) or not 0 <= k.paragraph < len(entry.paragraphs):
+            continue
+        if k.digest is not None and paragraph_digest(entry.paragraphs[k.paragraph]) != k.digest:
+            continue  # the rule text changed since: it may no longer answer (as index.build.asked drops them)
+        out.append(k)
+    return tuple(out), {k.entry_id: known[k.entry_id] for k in out}
+
+
 def build_overlay(
     scope: str,
     entries: Iterable[Entry],
@@ -359,6 +441,7 @@ def build_overlay(
     embedder: Embedder | None = None,
     previous: Overlay | Sequence[Overlay] | None = None,
     embed_at_most: int | None = None,
+    kept: Iterable[Kept] = (),
 ) -> Overlay:
     """Snapshot ``entries`` (source "house", ids from ``scoped_id``) for ``scope``.
 
@@ -369,41 +452,51 @@ def build_overlay(
     meaning; a text ``previous`` (an older overlay, or several) already embedded with the same model is reused, so a
     change embeds only what it changed. ``embed_at_most``: embed nothing new when more than that many
     paragraphs need it (``unembedded`` says how many; build again later to fill them in).
+
+    ``kept``: the scope's confirmed questions (``Kept``); those whose paragraph is in ``base`` unchanged are kept
+    and, with an ``embedder``, embedded alone like the shipped kept questions (counted in ``embed_at_most``).
     """
     known = base.by_id() if base is not None else None
-    kept: list[Entry] = []
+    kept_list: list[Entry] = []
     by_target: dict[str, list[Entry]] = {}
     for entry in entries:
         if not is_scoped(entry.id):
             raise ValueError(f"{entry.id!r} is not a scoped entry id (use scoped_id())")
         targets = [r.target for r in entry.see_also if r.target and (known is None or r.target in known)]
         entry.overrides = list(dict.fromkeys(targets))
-        kept.append(entry)
+        kept_list.append(entry)
         for target in entry.overrides:
             by_target.setdefault(target, []).append(entry)
-    docs = {e.id: _Doc.of(e) for e in kept}
+    docs = {e.id: _Doc.of(e) for e in kept_list}
     postings: dict[str, list[str]] = {}
     for entry_id, doc in docs.items():
         for term in doc.tf:
             postings.setdefault(term, []).append(entry_id)
     df = {term: len(ids) for term, ids in postings.items()}
-    model, vectors, vector_units, embedded, unembedded = _embed(kept, embedder, previous, embed_at_most)
+    questions, kept_entries = _applying(kept, base)
+    model, vectors, vector_units, embedded, unembedded, kept_vectors, kept_units = _embed(
+        kept_list, embedder, previous, embed_at_most, questions
+    )
     return Overlay(
         scope=scope,
         revision=revision,
-        entries=tuple(kept),
-        by_id={e.id: e for e in kept},
+        entries=tuple(kept_list),
+        by_id={e.id: e for e in kept_list},
         by_target={k: tuple(v) for k, v in by_target.items()},
         docs=docs,
         df=df,
         postings={t: tuple(ids) for t, ids in postings.items()},
         total_length=sum(d.length for d in docs.values()),
-        names=tuple((fold(e.title), e.id) for e in kept),
+        names=tuple((fold(e.title), e.id) for e in kept_list),
         model=model,
         vectors=vectors,
         vector_units=vector_units,
         embedded=embedded,
         unembedded=unembedded,
+        kept=questions,
+        kept_entries=kept_entries,
+        kept_vectors=kept_vectors,
+        kept_units=kept_units,
     )
 
 
@@ -412,25 +505,40 @@ def _embed(
     embedder: Embedder | None,
     previous: Overlay | Sequence[Overlay] | None,
     at_most: int | None,
-) -> tuple[str | None, np.ndarray | None, tuple[tuple[str, int], ...], dict[str, np.ndarray], int]:
+    questions: Sequence[Kept] = (),
+) -> tuple[
+    str | None, np.ndarray | None, tuple[tuple[str, int], ...], dict[str, np.ndarray], int, np.ndarray | None,
+    tuple[int, ...],
+]:
     """The overlay's meaning fields (see ``build_overlay``): model digest, vector rows, their (id, paragraph),
-    the text -> vector table kept for the next build, and how many paragraphs are left without a vector."""
+    the text -> vector table kept for the next build, how many texts are left without a vector, and the kept
+    questions' vector rows with the index in ``questions`` of each."""
     if embedder is None:
-        return None, None, (), {}, 0
+        return None, None, (), {}, 0, None, ()
     units = [(e.id, p) for e in entries for p in (range(len(e.paragraphs)) if e.paragraphs else [-1])]
     texts = [embed_text(e, p) for e in entries for p in (range(len(e.paragraphs)) if e.paragraphs else [-1])]
+    asked = [_KEPT_KEY + k.question for k in questions]  # embedded as the question alone, like a player's
     known: dict[str, np.ndarray] = {}
     for older in [previous] if isinstance(previous, Overlay) else previous or []:
         if older.model == embedder.digest:
             known.update(older.embedded)
-    missing = list(dict.fromkeys(t for t in texts if t not in known))
+    missing = list(dict.fromkeys(t for t in [*texts, *asked] if t not in known))
     if missing and (at_most is None or len(missing) <= at_most):
-        for text, vector in zip(missing, embedder.embed(missing), strict=True):
+        said = [t.removeprefix(_KEPT_KEY) for t in missing]
+        for text, vector in zip(missing, embedder.embed(said), strict=True):
             known[text] = vector
     rows = [i for i, t in enumerate(texts) if t in known]
     vectors = np.stack([known[texts[i]] for i in rows]) if rows else np.zeros((0, embedder.dim), np.float32)
-    embedded = {texts[i]: known[texts[i]] for i in rows}  # only the current texts: the table never grows stale
-    return embedder.digest, vectors, tuple(units[i] for i in rows), embedded, len(texts) - len(rows)
+    asked_rows = [i for i, t in enumerate(asked) if t in known]
+    asked_vectors = (
+        np.stack([known[asked[i]] for i in asked_rows]) if asked_rows else np.zeros((0, embedder.dim), np.float32)
+    )
+    # only the current texts: the table never grows stale
+    embedded = {t: known[t] for t in [*texts, *asked] if t in known}
+    left = len(texts) - len(rows) + len(asked) - len(asked_rows)
+    return (
+        embedder.digest, vectors, tuple(units[i] for i in rows), embedded, left, asked_vectors, tuple(asked_rows)
+    )
 
 
 class Overlays:

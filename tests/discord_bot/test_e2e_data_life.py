@@ -132,7 +132,7 @@ async def test_after_the_grace_period_the_servers_data_is_gone(world) -> None:
     assert list(purged) == [scope_of(one.id)] and purged[scope_of(one.id)].rulings == 1
     assert await bot.rulings.purge_expired() == {}  # a second run (or another process) finds nothing
     assert await retention.export_scope(bot.rulings.db, scope_of(one.id)) == {
-        "scope": scope_of(one.id), "settings": None, "rulings": []
+        "scope": scope_of(one.id), "settings": None, "rulings": [], "feedback": []
     }  # fmt: skip
     await fake.invite_bot(one)  # too late: a fresh start
     await fake.wait_for(lambda: bot.get_guild(one.id) is not None, 5, "the guild to be back")
