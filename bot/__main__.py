@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a broken source folder or index dir: one line, not a traceback
         print(f"error: could not open the rules index: {exc}", file=sys.stderr)
         return 1
-    judge = Judge(engine, settings.rulebook_url)
+    judge = Judge.from_settings(engine, settings)
     once = " ".join(args.command) if mode == "ask" else None
     return run_console(judge, once)
 

@@ -16,21 +16,22 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from bot.app import commands
-from bot.app.answer import Answer, Fact, Group, Line, code, runs, strong
+from bot.app.answer import Answer, Fact, Group, Line, Run, code, runs, strong
 from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
 from bot.app.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
 from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Entry
 
 if TYPE_CHECKING:
+    from bot.app.settings import Settings
     from index.engine import Engine
     from index.query.overlay import Overlay
 
 QUERY_LIMIT = 300  # characters of a question we search on (a quoted message can be long)
-# /about's pointer to the privacy statement (no setting names where the documentation is published: the path)
+# /about's pointer to the privacy statement: PRIVACY_URL where the host published it, else the repository path.
 PRIVACY = (
     "What the bot stores (this server's rulings, with judges' Discord ids and names), why, for how long "
-    "(deleted 30 days after the bot is removed, by default), and how to have it deleted: "
+    "(deleted {days} after the bot is removed), and how to have it deleted: "
 )
 PRIVACY_DOC = "docs/privacy.md"
 
@@ -99,21 +100,33 @@ class Judge:
         rulebook_url: str | None = None,
         overlay: Overlay | None = None,
         notice: str | None = None,
+        *,
+        privacy_url: str | None = None,
+        grace_days: int = 30,
     ) -> None:
         self.engine = engine
         self.rulebook_url = rulebook_url
         self.overlay = overlay
         self.notice = notice
+        self.privacy_url = privacy_url  # where the host published the privacy statement (PRIVACY_URL)
+        self.grace_days = grace_days  # L5R_DATA_GRACE_DAYS, said in /about as the host set it
         rulings = overlay.applying_to if overlay is not None else None
         self.composer = Composer(
             self.lookup, rulebook_url, children=engine.children, rulings=rulings, scope=engine.scope
         )
 
+    @classmethod
+    def from_settings(cls, engine: Engine, settings: Settings) -> Judge:
+        """The judge every front end builds: the host's rulebook and privacy links, and its grace period."""
+        return cls(engine, settings.rulebook_url, privacy_url=settings.privacy_url,
+                   grace_days=settings.data_grace_days)
+
     def scoped(self, overlay: Overlay | None, notice: str | None = None) -> Judge:
         """These commands as one server sees them (cheap: shares the engine)."""
         if overlay is None and notice is None:
             return self
-        return Judge(self.engine, self.rulebook_url, overlay, notice)
+        return Judge(self.engine, self.rulebook_url, overlay, notice,
+                     privacy_url=self.privacy_url, grace_days=self.grace_days)
 
     def run(self, make: Callable[[Judge], Answer]) -> Answer:
         """``make(self)``, opened with this judge's notice when there is one."""
@@ -202,7 +215,9 @@ class Judge:
             lines.append(Line(runs(strong("Anomalies noted"), f" {len(corpus.anomalies)} (see ",
                                    code("python -m glossary lint"), ")")))
         answer = self.composer.message("About the L5R rules judge", [Group(lines)], kind=ABOUT)  # type: ignore[list-item]
-        answer.facts.append(Fact("Privacy", [Line(runs(PRIVACY, code(PRIVACY_DOC)))]))
+        days = "at once" if self.grace_days == 0 else f"{self.grace_days} day{'s' if self.grace_days != 1 else ''}"
+        where = Run("the privacy statement", href=self.privacy_url) if self.privacy_url else code(PRIVACY_DOC)
+        answer.facts.append(Fact("Privacy", [Line(runs(PRIVACY.format(days=days), where))]))
         return answer
 
     def help(self, front: str = "discord") -> Answer:

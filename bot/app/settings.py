@@ -41,6 +41,7 @@ class Settings:
     cooldown_rate: int = 5
     cooldown_seconds: float = 10.0
     rulebook_url: str | None = None
+    privacy_url: str | None = None  # where the host published the privacy statement; /about links it
     owner_ids: frozenset[int] = frozenset()
     state_dir: Path | None = None  # the synced-commands hash; default: beside the index folder
     embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); see ``model``
@@ -123,6 +124,7 @@ class Settings:
             cooldown_rate=get.integer("COOLDOWN_RATE", minimum=1) or 5,
             cooldown_seconds=get.number("COOLDOWN_SECONDS", default=10.0),
             rulebook_url=get.url("RULEBOOK_URL"),
+            privacy_url=get.url("PRIVACY_URL"),
             owner_ids=frozenset(get.int_list("OWNER_IDS") or ()),
             state_dir=get.path("L5R_STATE_DIR"),
             embedding_model=model,

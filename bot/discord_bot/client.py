@@ -172,7 +172,7 @@ class JudgeBot(commands.AutoShardedBot):
         self.settings = settings
         guard_parsers(self._connection)  # a malformed gateway event is skipped, never fatal
         # The Judge holds the one engine every command uses; it is opened once, in setup_hook.
-        self._judge: Judge | None = Judge(engine, settings.rulebook_url) if engine is not None else None
+        self._judge: Judge | None = Judge.from_settings(engine, settings) if engine is not None else None
         self.synced: bool | None = None  # whether the last start pushed commands to Discord
         self.rulings: RulingsService | None = None  # each server's own rulings (opened in setup_hook)
         self.started = time.monotonic()
@@ -205,7 +205,7 @@ class JudgeBot(commands.AutoShardedBot):
             started = time.perf_counter()
             engine = await asyncio.to_thread(open_engine, self.settings)
             log.info("engine opened in %.2f s", time.perf_counter() - started)
-            self._judge = Judge(engine, self.settings.rulebook_url)
+            self._judge = Judge.from_settings(engine, self.settings)
         for error in self.judge.engine.corpus.errors:  # e.g. a house-rulings file with no ruling in it
             log.warning("source not loaded: %s", error)
         if self.settings.api_base:
