@@ -63,12 +63,45 @@ def line_span(first: int, last: int) -> str:
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
-def citation(entry: Entry, paragraph: int | None = None) -> str:
+# A paragraph the source numbers itself ("3. A duel begins to resolve..."): that number is how a judge finds it.
+_ITEM = re.compile(r"(\d{1,3})\.\s")
+
+
+def paragraph_name(entry: Entry, index: int) -> str:
+    """How a judge finds paragraph ``index`` (0-based) of ``entry``: by the source's own number where it numbers
+    its items (``item 3.``; an unnumbered paragraph inside the list is ``the paragraph after item 1.``), else by
+    counting its paragraphs from 1 (``paragraph 2``), the count a citation's line numbers confirm.
+
+    Resolve's fifth paragraph is the item its source numbers "3.": called "paragraph 5" it matched nothing a
+    judge could see.
+    """
+    own = _ITEM.match(entry.paragraphs[index]) if 0 <= index < len(entry.paragraphs) else None
+    if own:
+        return f"item {own.group(1)}."
+    for k in range(min(index, len(entry.paragraphs)) - 1, -1, -1):
+        before = _ITEM.match(entry.paragraphs[k])
+        if before:
+            return f"the paragraph after item {before.group(1)}."
+    return f"paragraph {index + 1}"
+
+
+def paragraphs_name(entry: Entry, first: int, last: int) -> str:
+    """``paragraph_name`` for a run of paragraphs: ``paragraphs 2-4`` (or each end named by its own number)."""
+    if first == last:
+        return paragraph_name(entry, first)
+    a, b = paragraph_name(entry, first), paragraph_name(entry, last)
+    if a.startswith("paragraph ") and b.startswith("paragraph "):
+        return f"paragraphs {first + 1}-{last + 1}"
+    return f"{a} to {b}"
+
+
+def citation(entry: Entry, paragraph: int | None = None, until: int | None = None) -> str:
     """Where a judge finds the quoted text: document › section path › entry, then the lines, then the file.
 
-    With ``paragraph`` (0-based) the citation is that paragraph's own (``paragraph 3, line 25``), so a judge
-    quoting one paragraph can point at exactly it; without, the whole entry's lines. Every front end (the
-    answers, the HTML rulebook, the JSON) cites through this one function.
+    With ``paragraph`` (0-based) the citation is that paragraph's own (``paragraph 3, line 25``; ``item 3.``
+    where the source numbers it, ``paragraph_name``), so a judge quoting one paragraph can point at exactly
+    it; with ``until`` too, the run of paragraphs from one to the other; without, the whole entry's lines.
+    Every front end (the answers, the HTML rulebook, the JSON) cites through this one function.
     """
     # A glossary page's section ("Glossary T") already ends its document title; don't say it twice.
     parts = [entry.document, *(s for s in entry.section if not entry.document.endswith(s))]
@@ -76,8 +109,10 @@ def citation(entry: Entry, paragraph: int | None = None) -> str:
         parts.append(entry.title)
     where = " › ".join(p for p in parts if p)
     if paragraph is not None and 0 <= paragraph < len(entry.paragraphs):
-        numbered = f"paragraph {paragraph + 1}, " if len(entry.paragraphs) > 1 else ""
-        where += f", {numbered}{line_span(*entry.paragraph_lines(paragraph))}"
+        last = until if until is not None and paragraph <= until < len(entry.paragraphs) else paragraph
+        numbered = f"{paragraphs_name(entry, paragraph, last)}, " if len(entry.paragraphs) > 1 else ""
+        first_line, last_line = entry.paragraph_lines(paragraph)[0], entry.paragraph_lines(last)[1]
+        where += f", {numbered}{line_span(first_line, last_line)}"
     else:
         where += ", " + line_span(entry.location.first_line, entry.location.last_line)
     return f"{where} · {entry.location.file}"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glossary.model import Change, Entry
+from glossary.model import Change, Entry, paragraph_name
 from index.cli_progress import StderrProgress
 from index.results import JSON_FORMAT, ChangeRecord, Hit, citation
 
@@ -105,10 +105,10 @@ def _wrap(text: str, indent: str = "   ") -> str:
     )
 
 
-def _change_line(c: Change) -> str:
+def _change_line(c: Change, entry: Entry) -> str:
     date = c.date or "?"
     extra = f" ({c.anomaly})" if c.anomaly else ""
-    where = " (whole entry)" if c.paragraph is None else f" (paragraph {c.paragraph + 1})"
+    where = " (whole entry)" if c.paragraph is None else f" ({paragraph_name(entry, c.paragraph)})"
     return f"{c.kind.upper()} {date}{where}{extra}"
 
 
@@ -122,7 +122,7 @@ def _print_hits(hits: list[Hit]) -> None:
         if h.quote:
             print(_wrap(h.quote))
         if h.changes:
-            print("   changes: " + "; ".join(_change_line(c) for c in h.changes))
+            print("   changes: " + "; ".join(_change_line(c, h.entry) for c in h.changes))
 
 
 def _print_entry(entry: Entry) -> None:
@@ -130,7 +130,7 @@ def _print_entry(entry: Entry) -> None:
     print(f"   {citation(entry)}")
     print(_wrap(entry.text))
     if entry.changes:
-        print("   changes: " + "; ".join(_change_line(c) for c in entry.changes))
+        print("   changes: " + "; ".join(_change_line(c, entry) for c in entry.changes))
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:

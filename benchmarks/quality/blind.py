@@ -27,6 +27,11 @@ from index.engine import Engine
 HERE = Path(__file__).resolve().parent.parent
 PARAGRAPHS = HERE / "heldout_paragraphs_2026-11.json"
 UNANSWERABLE = HERE / "unanswerable_2026-11.json"
+# In-sample counterparts, which may be tuned on: the eval and held-out questions (answerable), the eval set's
+# off-topic questions and ``unanswerable_insample.json`` (in-domain questions the sources do not answer).
+EVAL = HERE / "eval_questions.json"
+HELDOUT = HERE / "heldout_questions.json"
+UNANSWERABLE_IN_SAMPLE = HERE / "unanswerable_insample.json"
 
 
 @dataclass
@@ -92,6 +97,31 @@ def score(engine: Engine) -> dict[str, Any]:
         "answered with confidence": [q["q"] for q, u in zip(nope, unsure, strict=True) if not u],
     }
     return out
+
+
+def score_in_sample(engine: Engine) -> dict[str, Any]:
+    """The blind sets' "unsure" figure on the in-sample sets: what a change is tuned on, reported apart."""
+    judge = Judge(engine)
+    evals, held = json.loads(EVAL.read_text("utf-8")), json.loads(HELDOUT.read_text("utf-8"))
+    answerable = [q["q"] for k in ("search", "paraphrased") for q in evals[k]]
+    answerable += [q["q"] for k in ("paraphrased", "named") for q in held[k]]
+    sets = {
+        "answerable (eval and held-out questions)": answerable,
+        "off-topic (eval set)": list(evals["unanswerable"]),
+        "in-domain unanswerable (unanswerable_insample.json)": json.loads(
+            UNANSWERABLE_IN_SAMPLE.read_text("utf-8"))["questions"],
+    }
+    out: dict[str, Any] = {}
+    for name, questions in sets.items():
+        unsure = [shown(judge, q).unsure for q in questions]
+        out[name] = {"n": len(questions), "said unsure": round(100 * sum(unsure) / len(questions), 1)}
+    return out
+
+
+def format_in_sample(result: dict[str, Any]) -> str:
+    lines = ["in-sample sets (tuned on; not blind):"]
+    lines += [f"  {name} ({r['n']} questions): said unsure {r['said unsure']}%" for name, r in result.items()]
+    return "\n".join(lines)
 
 
 def _share(rows: list[dict[str, Any]], key: str) -> float:

@@ -91,6 +91,7 @@ class Citation:
     paragraph: int | None = None
     links: tuple[tuple[str, str], ...] = ()  # (label, URL): the source page, the rulebook at that paragraph
     role: str = ""
+    until: int | None = None  # the last paragraph of a quoted run that starts at ``paragraph``
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from bot.app.anchors import paragraph_href
 from bot.app.answer import (
@@ -35,7 +36,7 @@ from bot.app.answer import (
 )
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
 from glossary.kinds import SOURCE_LABELS, is_ruling
-from glossary.model import Anomaly, Entry, line_span, ordered_changes, sort_date
+from glossary.model import Anomaly, Entry, line_span, ordered_changes, paragraph_name, sort_date
 from index.build.relations import relation_kind
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
@@ -251,6 +252,9 @@ class Composer:
                 blocks.append(Line(runs(strong(f"The ruleset states this again in {where}, and the texts differ."),
                                         " There it reads:")))
                 blocks.extend(Quote(other, other.paragraphs[k], k, inline=True) for k in r.other_paragraphs)
+                # the text quoted there carries its own citation (file and lines), as every quoted text does
+                blocks.append(replace(self.citation(other, r.other_paragraphs[0], role="dash"),
+                                      until=r.other_paragraphs[-1]))
             else:
                 blocks.append(Line(runs(emph(f"Stated in the same words in {where}."))))
         return blocks
@@ -494,7 +498,8 @@ class Composer:
                     heading=runs("The ruleset states this again in ", strong(other.label), ", in other words:"),
                     scope=tuple(r.paragraphs),
                     quote=Quote(other, text, r.other_paragraphs[0], role="restated"),
-                    citation=self.citation(other, r.other_paragraphs[0], role="related"),
+                    citation=replace(self.citation(other, r.other_paragraphs[0], role="related"),
+                                     until=r.other_paragraphs[-1]),
                     differs=True,
                     role="hit",
                 ))
@@ -515,7 +520,12 @@ class Composer:
         ordered = sorted(records, key=lambda r: sort_date(r.change), reverse=True)
         if not ordered:
             return self.message(title, [Line(runs("No dated changes in that range."))], kind=CHANGES, arg=arg)
-        items = [Item([self._change_row(r)], [Link(r.entry.label, r.entry.id)]) for r in ordered]
+        events = _events(ordered)
+        items = [Item([self._event_row(e)], [Link(r.entry.label, r.entry.id) for r in e]) for e in events]
+        touched = len({r.entry.id for r in ordered})
+        footer = f"{len(events)} change{'s' if len(events) != 1 else ''}, newest first"
+        if touched > len(events):
+            footer += f" · {touched} entries"
         return Answer(
             title=title,
             kind=CHANGES,
@@ -523,11 +533,27 @@ class Composer:
             items=items,
             per_page=CHANGES_PER_PAGE,
             compact=True,
-            footer=f"{len(ordered)} change{'s' if len(ordered) != 1 else ''}, newest first",
-            hit_ids=[r.entry.id for r in ordered[:CHANGES_PER_PAGE]],
+            footer=footer,
+            hit_ids=list(dict.fromkeys(r.entry.id for e in events[:CHANGES_PER_PAGE] for r in e)),
         )
 
-    def _change_row(self, record: ChangeRecord) -> Line:
+    def _event_row(self, event: list[ChangeRecord]) -> Line:
+        """One dated change and the entries it touched: an update-log record is one row, not one row per entry
+        it touched (its note when it has one, else how many items it lists; then the entries by name)."""
+        row = self._change_row(event[0], note=False)
+        others = event[1:]
+        notes = list(dict.fromkeys(r.change.note for r in event if r.change.note))
+        said = ""
+        if len(notes) == 1:
+            said = f": {notes[0]}"
+        elif notes:
+            said = f": {len(notes)} items"
+        if others:
+            names = [r.entry.label + scope_text(r.change, r.entry) for r in others]
+            said += " — touched: " + ", ".join(dict.fromkeys(names))
+        return Line(row.parts + runs(said), role="row")
+
+    def _change_row(self, record: ChangeRecord, note: bool = True) -> Line:
         """One dated change: date, kind, where (entry label, and the paragraph it dates when the entry has
         several, so two alike rows say which text each dates), its note."""
         change, entry = record.change, record.entry
@@ -537,7 +563,7 @@ class Composer:
             parts = [*entry.section[-1:], entry.label] if entry.section[-1:] != [entry.title] else [entry.label]
             where = " › ".join(parts)
         text = f" · {change.kind.capitalize()} · {where}{scope_text(change, entry)}"
-        if change.note:
+        if change.note and note:
             text += f": {change.note}"
         return Line(runs(strong(date_text(change)), text), role="row")
 
@@ -672,6 +698,20 @@ class Composer:
         return Answer(title=title, kind=kind, arg=arg, body=list(body), links=list(links), tone=tone)  # type: ignore[arg-type]
 
 
+def _events(records: Sequence[ChangeRecord]) -> list[list[ChangeRecord]]:
+    """Change records (newest first) grouped by what made them: an update-log record leads the records of the
+    entries it touched (``Change.update_id``); any other stamp is an event of its own. Order is kept."""
+    groups: dict[str, list[ChangeRecord]] = {}
+    for n, record in enumerate(records):
+        key = record.change.update_id or f"#{n}"
+        groups.setdefault(key, []).append(record)
+    out = []
+    for key, group in groups.items():
+        lead = [r for r in group if r.entry.id == key]
+        out.append(lead[:1] + [r for r in group if r not in lead[:1]])
+    return out
+
+
 _ROMAN = {"I": 1, "V": 5, "X": 10}
 
 
@@ -715,7 +755,7 @@ def scope_text(change, entry: Entry | None, paragraph: int | None = None) -> str
         return " (whole entry)"
     if paragraph is not None and change.paragraph == paragraph:
         return ""
-    return f" (paragraph {change.paragraph + 1})"
+    return f" ({paragraph_name(entry, change.paragraph)})"
 
 
 def history_line(changes, entry: Entry | None = None, paragraph: int | None = None) -> str:  # type: ignore[no-untyped-def]
@@ -745,10 +785,13 @@ def _paragraphs(entry: Entry, scope: tuple[int, ...] | None) -> str:
         return "this"
     if scope is None:
         return "this entry"
-    numbers = [str(k + 1) for k in scope]
-    if len(numbers) == 1:
-        return f"paragraph {numbers[0]}"
-    return "paragraphs " + ", ".join(numbers[:-1]) + f" and {numbers[-1]}"
+    if len(scope) == 1:
+        return paragraph_name(entry, scope[0])
+    names = [paragraph_name(entry, k) for k in scope]
+    if all(n.startswith("paragraph ") for n in names):
+        names = [n.removeprefix("paragraph ") for n in names]
+        return "paragraphs " + ", ".join(names[:-1]) + f" and {names[-1]}"
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def _rule_kind(entry: Entry) -> str:

@@ -123,6 +123,7 @@ class Evidence:
     defines: int = -1  # the entry a "what is <its name>" question asks about (``_definition``), else -1
     query: np.ndarray | None = None  # the question's unit vector (None without a model): server rulings reuse it
     chance: np.ndarray | None = None  # per entry, set by ``rank``: the fitted softmax's chance that it answers
+    names_only: bool = False  # the question is only entries' names ("ninjitsu"): all entries of that name answer
 
 
 def evidence(
@@ -144,18 +145,19 @@ def evidence(
     if expanded is not None and expanded.matched:
         known += recognised  # "teacher" is a players' word for a rule word, not a typo: it counts as known
     exact = np.zeros(lex.n_entries, dtype=np.float32)
-    for n in _exact_titles(st, raw_words):
+    named, names_only = _named(st, raw_words)
+    for n in named:
         exact[n] = 1.0
     cosines = kept = q = None
     read = 1.0
-    if semantic and st.embedder is not None and st.vectors is not None and content:
+    if semantic and st.embedder is not None and st.all_vectors is not None and content:
         said = parsing.DOCUMENT_NAMES.sub(" ", question[: parsing.MAX_QUERY_CHARS])  # where to look is not what
         said = " ".join(said.split()) or " ".join(question.split())
-        q = st.embedder.embed_query(said)
-        read = st.embedder.read_share(said)
-        cosines = st.vectors @ q
-        if st.question_vectors is not None and len(st.question_vectors):
-            kept = asked.closest(st.question_vectors @ q, st.questions, len(cosines))
+        q, read = st.embedder.embed_question(said)
+        both = st.all_vectors @ q  # paragraphs and kept questions in one product: the scan reads 1.5 KB a row
+        cosines, on_kept = both[: lex.n_units], both[lex.n_units :]
+        if len(on_kept):
+            kept = asked.closest(on_kept, st.questions, len(cosines))
     if not comps.matched and cosines is None and not (expanded is not None and expanded.matched):
         return None
     return Evidence(
@@ -178,8 +180,12 @@ def evidence(
         asks_change=bool(CHANGE_WORDS.intersection(raw_words)),
         defines=_definition(st, raw_words),
         query=q,
+        names_only=names_only,
     )
 
+
+# Words that say "a name follows" rather than ask anything: "the ninjitsu ability", "ninjitsu rules".
+NAME_WORDS = frozenset({"ability", "abilities", "rule", "rules", "entry", "entries", "keyword", "card", "cards"})
 
 DEFINE_WORDS = frozenset(
     {"what", "whats", "is", "are", "a", "an", "the", "my", "define", "definition", "of", "meaning", "mean", "means",
@@ -202,7 +208,14 @@ def _definition(st: State, raw_words: list[str]) -> int:
 
 def _exact_titles(st: State, raw_words: list[str]) -> set[int]:
     """Entries whose whole title or alias is said in the question ("is a terrain an enemy card")."""
+    return _named(st, raw_words)[0]
+
+
+def _named(st: State, raw_words: list[str]) -> tuple[set[int], bool]:
+    """``_exact_titles``, and whether the question says nothing but such names (and stop words): "ninjitsu",
+    "the ninjitsu ability" ask for whatever goes by that name, "does my family honor change" asks a question."""
     found: set[int] = set()
+    said: set[int] = set()  # positions of the words that are part of a name said
     for n in range(1, 5):
         for i in range(len(raw_words) - n + 1):
             span = raw_words[i : i + n]
@@ -211,7 +224,9 @@ def _exact_titles(st: State, raw_words: list[str]) -> set[int]:
             for key in (" ".join(span), "".join(span)):
                 for eid in st.exact.get(key, {}):
                     found.add(st.order[eid])
-    return found
+                    said.update(range(i, i + n))
+    rest = [w for k, w in enumerate(raw_words) if k not in said and w not in STOPS and w not in NAME_WORDS]
+    return found, bool(found) and not rest
 
 
 def _filter(st: State, source: str | None, since: str | None) -> np.ndarray | None:
@@ -451,9 +466,10 @@ def ranked(
         return [], ev, False
     if not is_close(ev, w):
         return [], ev, False
-    # Close to the best answer, named outright in the question ("ninjitsu" lists every Ninjitsu entry), or put
-    # first for the question's shape.
-    kept = [r for i, r in enumerate(rows) if r[2] >= floor or ev.exact[r[0]] > 0 or i < lead]
+    # Close to the best answer, named by a question that is only names ("ninjitsu" lists every Ninjitsu entry), or
+    # put first for the question's shape. A sentence that happens to use a short name ("does my family honor
+    # change...") keeps only what is close: it no longer appends every entry titled "Honor".
+    kept = [r for i, r in enumerate(rows) if r[2] >= floor or (ev.names_only and ev.exact[r[0]] > 0) or i < lead]
     return kept, ev, True
 
 

@@ -20,7 +20,10 @@ from index.query import parsing
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEAD = re.compile(r"^(\d+)\. (?P<label>.+?) — (?P<source>.+)$")
-_CITED = re.compile(r"(?:, paragraph (?P<p>\d+))?, lines? (?P<first>\d+)(?:-(?P<last>\d+))? · ")
+_CITED = re.compile(
+    r"(?:, (?:paragraph (?P<p>\d+)|item (?P<item>\d+)\.|the paragraph after item (?P<after>\d+)\.))?"
+    r", lines? (?P<first>\d+)(?:-(?P<last>\d+))? · "
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +64,10 @@ def check_ask(engine: Engine, text: str) -> list[tuple[Entry, int | None]]:
             shown.append((entry, None))
             continue
         paragraph = int(cited["p"]) - 1 if cited["p"] else (0 if len(entry.paragraphs) == 1 else None)
+        if cited["item"] or cited["after"]:  # the source's own number ("item 3."): the paragraph it starts
+            number = f"{cited['item'] or cited['after']}. "
+            item = next(k for k, p in enumerate(entry.paragraphs) if p.startswith(number))
+            paragraph = item if cited["item"] else item + 1
         assert paragraph is not None, block
         first, last = entry.paragraph_lines(paragraph)
         assert (int(cited["first"]), int(cited["last"] or cited["first"])) == (first, last)

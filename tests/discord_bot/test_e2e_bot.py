@@ -379,14 +379,18 @@ async def test_cross_reference_button_opens_the_referenced_entry(judge, engine) 
 
 async def test_changes_filtered_by_source_and_paged(judge, engine) -> None:
     fake, _ = judge
-    expected = engine.changes(since="2008-05-01", source="obsidian-hand")
-    rec = await fake.invoke_command(
-        "changes", {"since": "2008-05-01", "source": "obsidian-hand"}, user=fake.new_member()
-    )
+    # The Obsidian Hand's 22 dated records are 8 changes (an update-log record and the entries it touched are one
+    # row), a single page; the glossary's 18 stamps are 18 rows, two pages.
+    expected = engine.changes(source="obsidian-hand")
+    rec = await fake.invoke_command("changes", {"source": "obsidian-hand"}, user=fake.new_member())
+    footer = public_answer(rec)["embeds"][0]["footer"]["text"]
+    events = {r.change.update_id or f"#{n}" for n, r in enumerate(expected)}
+    assert footer == f"{len(events)} changes, newest first · {len({r.entry.id for r in expected})} entries"
+    expected = engine.changes(since="2007-01-01", source="glossary")
+    rec = await fake.invoke_command("changes", {"since": "2007-01-01", "source": "glossary"}, user=fake.new_member())
     msg = copy.deepcopy(public_answer(rec))
-    footer = msg["embeds"][0]["footer"]["text"]
-    assert footer.startswith(f"{len(expected)} changes")
-    assert "Obsidian Hand" in msg["embeds"][0]["title"]
+    assert msg["embeds"][0]["footer"]["text"].startswith(f"{len(expected)} changes")
+    assert "Comprehensive Rules" in msg["embeds"][0]["title"]
     nxt = next(c for c in fake.components_of(msg) if c.get("label", "").startswith("Next"))
     page2 = await fake.click(msg, nxt["custom_id"], user=fake.new_member())
     assert "page 2/" in page2.message["embeds"][0]["footer"]["text"]

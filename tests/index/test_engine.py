@@ -87,7 +87,7 @@ def test_hit_snippet_paragraph_and_changes(engine: Engine) -> None:
     d = hit.to_dict()
     for key in ("id", "title", "source", "section", "text", "quote", "spans", "changes", "citation", "score"):
         assert key in d
-    where = "L5R Comprehensive Rules — Glossary R › Resolve, paragraph 5, line 43"
+    where = "L5R Comprehensive Rules — Glossary R › Resolve, item 3., line 43"  # the source numbers it "3."
     assert d["citation"] == f"{where} · 001_043f9cd10b383175.txt"
 
 

@@ -282,7 +282,7 @@ def citation_text(c: Citation, limit: int = FIELD_VALUE_LIMIT) -> str:
     tail = " · " + " · ".join(links) if links else ""
     if len(tail) > limit // 2:  # absurdly long URLs: keep the citation readable, drop the links
         tail = ""
-    return shorten(escape(citation_words(c.entry, c.paragraph)), limit - len(tail)) + tail
+    return shorten(escape(citation_words(c.entry, c.paragraph, c.until)), limit - len(tail)) + tail
 
 
 def lines_of(block: Block) -> list[str]:
@@ -296,7 +296,10 @@ def lines_of(block: Block) -> list[str]:
         body = marked(block.text, block.marks) if block.marks else escape(block.text)
         if block.inline:
             return [body]
-        return [quote(shorten(body, QUOTE_CLIP.get(block.role, 1000)))]
+        short = shorten(body, QUOTE_CLIP.get(block.role, 1000))
+        if short == body:
+            return [quote(body)]
+        return [quote(short) + "\n" + rest_at(citation_words(block.entry, block.paragraph))]
     if isinstance(block, Citation):
         text = citation_text(block, CITATION_ROOM.get(block.role, FIELD_VALUE_LIMIT))
         return [f"— {text}" if block.role == "dash" else text]
@@ -310,6 +313,25 @@ def lines_of(block: Block) -> list[str]:
     if isinstance(block, Group):
         return ["\n".join(line for child in block.blocks for line in lines_of(child))]
     raise TypeError(f"unknown block {type(block).__name__}")
+
+
+def rest_at(where: str) -> str:
+    """The line under a quotation shortened for Discord: where the whole text stands (its citation words), so
+    the "…" never hides where the rest is."""
+    return escape(f"(Shortened here: the whole text is at {where}.)")
+
+
+def _related_quote(rel: Relation, limit: int) -> list[str]:
+    """A related text quoted (clipped to ``limit``), then its citation; when clipped, the citation line says
+    that the whole text stands there."""
+    assert rel.quote is not None
+    body = escape(rel.quote.text)
+    short = shorten(body, limit)
+    cited = citation_text(rel.citation, CITATION_ROOM["related"]) if rel.citation is not None else ""
+    if short == body:
+        return [quote(body), *([cited] if cited else [])]
+    where = cited or escape(citation_words(rel.quote.entry, rel.quote.paragraph))
+    return [quote(short), f"(Shortened here: the whole text is at {where}.)"]
 
 
 def _relation(rel: Relation) -> list[str]:
@@ -327,13 +349,11 @@ def _relation(rel: Relation) -> list[str]:
         if history:
             cited.append(f"— {escape(history)}")
         return [p for p in out if p] + (["\n".join(cited)] if cited else [])
-    if rel.role == "several":
-        body = quote(shorten(escape(rel.quote.text), 400)) if rel.quote is not None else ""
-        return [heading + ("\n" + body if body else "")]
     lines = [heading]
     if rel.quote is not None:
-        lines.append(quote(shorten(escape(rel.quote.text), QUOTE_CLIP.get(rel.quote.role, 300))))
-    if rel.citation is not None:
+        limit = 400 if rel.role == "several" else QUOTE_CLIP.get(rel.quote.role, 300)
+        lines += _related_quote(rel, limit)
+    elif rel.citation is not None:
         lines.append(citation_text(rel.citation, CITATION_ROOM["related"]))
     return ["\n".join(lines)]
 

@@ -46,7 +46,7 @@ from bot.app.answer import (
     plain_text,
 )
 from bot.app.compose import scope_text, source_label
-from glossary.model import Change, Entry, line_span, ordered_changes
+from glossary.model import Change, Entry, line_span, ordered_changes, paragraph_name
 from glossary.model import citation as citation_words
 
 _SAFE_SCHEMES = {"http", "https", "mailto"}  # and relative URLs (no scheme at all)
@@ -373,7 +373,7 @@ class HtmlRenderer:
         to it in this rulebook, and the citation's own links (the source page)."""
         entry = c.entry
         paragraph = c.paragraph if c.paragraph is not None and len(entry.paragraphs) > 1 else None
-        words = text(citation_words(published(entry), paragraph))
+        words = text(citation_words(published(entry), paragraph, c.until if paragraph is not None else None))
         if self.lookup(entry.id) is not None:
             href = paragraph_href(entry, paragraph)
             words = f'<a href="{attr(href)}">{words}</a>'
@@ -391,7 +391,7 @@ class HtmlRenderer:
             else:
                 lines = source_lines(entry, change.paragraph)
                 where = f", {text(lines)}" if lines else ""
-                link = self.paragraph_link(entry, change.paragraph, f"paragraph {change.paragraph + 1}")
+                link = self.paragraph_link(entry, change.paragraph, paragraph_name(entry, change.paragraph))
                 parts.append(f"({link}{where})")
         if change.anomaly:
             probable = ""

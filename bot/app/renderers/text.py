@@ -11,6 +11,8 @@ from bot.app.answer import Answer, Block, Citation, Dates, Group, Inline, Line, 
 from bot.app.compose import history_line
 from index.results import citation as citation_words
 
+OPEN_LISTED = 8  # entries an ``Open:`` line spells out; the others still open by their number
+
 
 def inline(parts: Inline) -> str:
     out = []
@@ -25,7 +27,7 @@ def quoted(text: str) -> str:
 
 def citation_text(c: Citation) -> str:
     links = [f"{label} <{url}>" for label, url in c.links]
-    return " · ".join([citation_words(c.entry, c.paragraph), *links])
+    return " · ".join([citation_words(c.entry, c.paragraph, c.until), *links])
 
 
 def lines_of(block: Block) -> list[str]:
@@ -93,7 +95,9 @@ def render(answer: Answer) -> str:
         out.append(f"{fact.name}: " + "\n".join(line for b in fact.blocks for line in lines_of(b)))
     unique = openable(answer)
     if unique:
-        listed = (f"{_numbered(n, ln.label)} (/open {ln.entry_id})" for n, ln in enumerate(unique, 1))
+        listed = [f"{_numbered(n, ln.label)} (/open {ln.entry_id})" for n, ln in enumerate(unique[:OPEN_LISTED], 1)]
+        if len(unique) > OPEN_LISTED:  # the rest keep their numbers, in the order the answer names them
+            listed.append(f"/open {OPEN_LISTED + 1} to /open {len(unique)}: the other entries named above, in order")
         out.append("Open: " + "; ".join(listed))
     if answer.footer:
         out.append(f"[{answer.footer}]")

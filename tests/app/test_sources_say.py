@@ -1,0 +1,125 @@
+"""Issue 17: an answer says only what the sources say.
+
+Every quoted text carries its own citation (file and lines), a quotation shortened for Discord says where the
+rest is, a change that touched several entries is one row, a sentence question does not append every entry
+whose short name it happens to use, and a paragraph is named the way its source numbers it.
+
+The premises are the shipped sources: the Obsidian Hand's B. Family Honor restates the glossary's Family
+Honor (lines 208-214 of its file); Seppuku is given twice in different words (Player Abilities, lines 90-93);
+Glossary R's Resolve numbers its items "1." to "4.", the item "3." being its fifth paragraph; the update of
+01/11/2016 touched seven entries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from bot.app.judge import Judge
+from glossary.loader import SHIPPED_SOURCES
+from glossary.model import citation
+from index.engine import Engine
+from tests.rendering import discord_text, plain, to_discord, to_text
+
+OH_FILE = "004_f05ef39847fd66e3.txt"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("index"))
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def judge(engine: Engine) -> Judge:
+    return Judge(engine)
+
+
+# -- every quoted text carries its own citation --------------------------------------------------------------
+
+
+def test_several_entries_cite_each_related_text_on_discord(judge: Judge) -> None:
+    shown = discord_text(judge.define("honor"))
+    start = shown.index("in its own words in B. Family Honor")
+    related = shown[start : shown.index("Honor (Interrupt) — ", start)]
+    assert f"II. THE PLAYER › B. Family Honor, lines 208-214 · {OH_FILE}" in related
+
+
+def test_a_restatement_in_an_entry_shown_whole_carries_file_and_lines(judge: Judge) -> None:
+    answer = judge.define("seppuku")
+    for shown in (to_text(answer), discord_text(answer)):
+        after = shown[shown.index("There it reads:") :]
+        assert re.search(rf"Player Abilities, paragraphs? [^·]*lines 90-93 · {OH_FILE}", after), after[:900]
+
+
+def test_a_shortened_quotation_says_where_the_rest_is(judge: Judge) -> None:
+    cut = 0
+    asked = ("family honor", "what happens when my honor reaches 40")
+    for answer in (judge.define("honor"), *(judge.ask(q) for q in asked)):
+        for page in to_discord(answer).pages:
+            lines = plain(page.description).split("\n")
+            for k, line in enumerate(lines):
+                if line.startswith(">") and line.endswith("…"):
+                    cut += 1
+                    rest = lines[k + 1]
+                    assert rest.startswith("(Shortened here: the whole text is at "), rest
+                    assert re.search(r"lines? \d+", rest) and OH_FILE in rest, rest
+    assert cut >= 2  # the premise: B. Family Honor is longer than Discord's room for a related text
+
+
+# -- less clutter ----------------------------------------------------------------------------------------------
+
+
+def test_a_sentence_about_honor_does_not_append_every_entry_named_honor(judge: Judge) -> None:
+    ids = judge.ask("does my family honor change when a personality enters play").hit_ids
+    assert "obsidian-hand:ability-honor" not in ids and "obsidian-hand:ii-e-honor" not in ids
+    # A question that is only a name still lists every entry of that name.
+    named = judge.ask("ninjitsu").hit_ids
+    assert {"obsidian-hand:ability-ninjitsu-open", "obsidian-hand:ability-ninjitsu-reaction",
+            "obsidian-hand:ability-ninjitsu-battle"} <= set(named)
+
+
+def test_changes_group_an_update_with_the_entries_it_touched(judge: Judge) -> None:
+    answer = judge.changes(since="2008-05-01")
+    text = to_text(answer)
+    rows = [ln for ln in text.split("\n") if re.match(r"\d{4}-\d{2}-\d{2}", ln)]
+    assert len(rows) == 12, rows  # twelve dated events, one row each
+    row = next(r for r in rows if r.startswith("2016-01-11"))
+    assert "Update 01/11/2016" in row
+    for touched in ("Starting Holdings", "Lobby", "Enlightened (Open)", "Ninjitsu (Open)", "Proclaim",
+                    "Ninjitsu (Reaction)", "Favor Battle"):
+        assert touched in row
+    assert sum(r.count("Update 01/11/2016") for r in rows) == 1
+    opened = next(ln for ln in text.split("\n") if ln.startswith("Open"))
+    assert len(opened) <= 700, opened
+    discord = plain(to_discord(answer).pages[0].description).split("\n")
+    assert len(discord) == 10 and discord[1].startswith("2016-01-11")
+
+
+def test_every_openable_entry_of_a_long_list_can_still_be_opened(judge: Judge) -> None:
+    from bot.app.console import Console
+
+    console = Console(judge)
+    listed = console.answer("/changes since:2008-05-01")
+    assert "/open 9 to /open 25" in listed.split("\nOpen")[1]
+    # the Open line is short, yet every entry the answer names opens by its number
+    assert console.answer("/open 25").startswith("Enter\n")
+
+
+# -- paragraph numbers a judge can match ---------------------------------------------------------------------
+
+
+def test_a_numbered_item_is_named_by_the_sources_own_number(engine: Engine, judge: Judge) -> None:
+    resolve = engine.get("glossary:resolve")
+    assert resolve is not None and resolve.paragraphs[4].startswith("3. ")  # the premise
+    assert citation(resolve, 4) == "L5R Comprehensive Rules — Glossary R › Resolve, item 3., line 43 · " + (
+        resolve.location.file
+    )
+    assert ", the paragraph after item 1., line 41 · " in citation(resolve, 2)
+    for answer in (judge.changes(since="2008-05-01"), judge.define("resolve")):
+        shown = to_text(answer)
+        assert "Resolve (item 3.)" in shown or "(item 3.)" in shown
+        assert "paragraph 5" not in shown
