@@ -13,7 +13,14 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from glossary.loader import ENV_SOURCES, load_corpus, unreadable_message, unreadable_sources
+from glossary.loader import (
+    ENV_SOURCES,
+    default_sources,
+    expand_named,
+    load_corpus,
+    unreadable_message,
+    unreadable_sources,
+)
 from glossary.model import ANOMALY_SEVERITY, SEVERITIES, Corpus
 
 
@@ -65,6 +72,22 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
 
 
+def _lint_corpus(args: argparse.Namespace) -> tuple[Corpus, set[str] | None]:
+    """The corpus to lint, and the cited names of the files to report (None: every file).
+
+    Files named on the command line are read together with the configured sources (or ``--against``), so
+    a house-rulings file's ``Applies to: Terrain`` resolves as it will in the bot, instead of every
+    reference looking dangling because only that file was loaded; ``--alone`` reads just the files named.
+    """
+    given = _paths(args)
+    if given is None:
+        return load_corpus(None), None
+    named, _ = expand_named(given)
+    context = [] if args.alone else [Path(p) for p in args.against] if args.against else default_sources()
+    # The files named come first, so a file that is also among the context keeps the name it was given by.
+    return load_corpus([*given, *context]), {name for _, name in named}
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     """Anomalies never fail a load; ``--strict`` makes errors and warnings fail the command (CI on edited
     sources). Info (a reference to a rulebook chapter that is not loaded, an update log out of date order)
@@ -75,7 +98,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if bad:
         print(f"error: unknown severity {bad[0]!r} (choose from {', '.join(SEVERITIES)})", file=sys.stderr)
         return 2
-    corpus = load_corpus(_paths(args))
+    corpus, checked = _lint_corpus(args)
+    if checked is not None:  # only the files named are reported; the rest is what they are checked against
+        corpus.anomalies = [a for a in corpus.anomalies if a.file in checked]
     known = set(ANOMALY_SEVERITY) | {a.kind for a in corpus.anomalies}
     unknown = [k for k in kinds if k not in known]
     if unknown:
@@ -126,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--kind", action="append", metavar="KIND", help="show only this kind (repeatable, or a comma list)"
     )
+    lint.add_argument(
+        "--against",
+        action="append",
+        metavar="PATH",
+        help="check the files named against these sources (repeatable; default: the configured sources)",
+    )
+    lint.add_argument("--alone", action="store_true", help="read only the files named, with nothing to check against")
     lint.add_argument(
         "--severity",
         action="append",

@@ -59,6 +59,11 @@ _DATE_KEYS: dict[str, ChangeKind] = {
 _JUDGE_KEYS = {"judge", "judges", "ruled by"}
 _APPLIES_KEYS = {"applies to", "see also"}
 _EVENT_KEYS = {"event"}
+# Every key the parser accepts, as the unknown-metadata message lists them.
+_KNOWN_KEYS = ", ".join(
+    key[0].upper() + key[1:]
+    for key in [*_DATE_KEYS, *sorted(_JUDGE_KEYS), *sorted(_EVENT_KEYS), *sorted(_APPLIES_KEYS)]
+)
 # "glossary:terrain": an entry id, for names two entries share (the linker keeps it when it exists).
 _ENTRY_ID = re.compile(r"^(?:glossary|obsidian-hand|house):[a-z0-9][a-z0-9-]*$")
 _MAX_KEY_WORDS = 3  # "Applies to", "Ruled by": anything longer is prose, not a metadata line
@@ -254,7 +259,7 @@ def _read_metadata(
                 CrossRef(text=name, target=name if _ENTRY_ID.match(name) else None, line=line) for name in names if name
             )
         else:
-            message = f"ruling '{title}': unknown metadata {raw!r} (known: Date, Judge, Event, Applies to)"
+            message = f"ruling '{title}': unknown metadata {raw!r} (known: {_KNOWN_KEYS})"
             anomalies.append(Anomaly(file, line, "unknown-metadata", message))
     return meta, anomalies
 

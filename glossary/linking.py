@@ -12,11 +12,14 @@ import re
 import unicodedata
 from collections.abc import Container
 
+from rapidfuzz import fuzz, process
+
 from glossary.model import Anomaly, Corpus, Entry
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 _PREFIXES = re.compile(r"^(?:the\s+)?glossary\s*,\s*", re.IGNORECASE)
 _ORDINAL = re.compile(r"^(?:[ivx]+|[a-z])\.\s+", re.IGNORECASE)
+_SUGGEST_SCORE = 85  # rapidfuzz ratio: "terain" -> "terrain" is 92; unrelated names stay well below
 
 
 def unique_id(base: str, taken: Container[str], counters: dict[str, int] | None = None) -> str:
@@ -65,6 +68,16 @@ def _resolve(text: str, names: dict[str, str], by_source: dict[str, str]) -> str
         if key in names:
             return names[key]
     return None
+
+
+def _did_you_mean(text: str, names: dict[str, str], by_id: dict[str, Entry]) -> str:
+    """"; did you mean 'Terrain'?" for a judge's misspelt name (``Applies to: Terain``), or nothing when
+    no loaded name is close: a suggestion, never a silent fix (the reference stays unresolved)."""
+    found = process.extractOne(normalise(text), list(names), scorer=fuzz.ratio, score_cutoff=_SUGGEST_SCORE)
+    if found is None:
+        return ""
+    entry = by_id.get(names[found[0]])
+    return f"; did you mean '{entry.title if entry else found[0]}'?"
 
 
 def _topic_names(entry: Entry) -> list[str]:
@@ -230,7 +243,8 @@ def link_corpus(corpus: Corpus) -> None:
                         entry.location.file,
                         ref.line or entry.location.first_line,
                         "dangling-reference",
-                        f"'{entry.title}' refers to '{ref.text}', which no loaded entry defines",
+                        f"'{entry.title}' refers to '{ref.text}', which no loaded entry defines"
+                        + (_did_you_mean(ref.text, names_all, by_id) if entry.source == "house" else ""),
                         # rule text citing an unloaded rulebook chapter is info; a judge's own
                         # "Applies to" naming nothing is a mistake in that file
                         severity="warning" if entry.source == "house" else "info",

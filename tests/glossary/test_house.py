@@ -176,7 +176,7 @@ def test_unknown_metadata_key_is_reported_with_its_line() -> None:
     assert doc.entries[0].paragraphs == ["Body."]
     assert [str(a) for a in doc.anomalies] == [
         "m.md:3: unknown-metadata: ruling 'R': unknown metadata 'Venue: Kotei'"
-        " (known: Date, Judge, Event, Applies to)"
+        " (known: Date, Added, Updated, Changed, Clarified, Judge, Judges, Ruled by, Event, Applies to, See also)"
     ]
 
 

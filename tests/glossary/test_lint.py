@@ -168,3 +168,36 @@ def test_obsidian_see_stub_naming_no_ability_is_a_warning() -> None:
     doc = parse_obsidian(text, "o.txt")
     stub = [a for a in doc.anomalies if a.kind == "dangling-reference"]
     assert [a.severity for a in stub] == ["warning"]
+
+
+def test_a_house_file_is_linted_against_the_configured_sources(tmp_path: Path) -> None:
+    """Issue 17: linting a house-rulings file alone reported every ``Applies to`` as dangling."""
+    house = tmp_path / "house.md"
+    house.write_text("## Second terrain\nApplies to: Terrain, Ranged Attack\n\nOnly one Terrain.\n", encoding="utf-8")
+    code, out, err = run_main("lint", "--strict", str(house))
+    assert code == 0 and out == "", out
+    assert err.startswith("0 anomalies")  # the shipped corpus's own anomalies are not this file's
+    code, out, _ = run_main("lint", "--strict", "--alone", str(house))
+    assert code == 1 and out.count("dangling-reference") == 2  # alone, nothing to resolve against
+
+
+def test_a_misspelt_name_gets_a_suggestion_and_stays_unresolved(tmp_path: Path) -> None:
+    house = tmp_path / "house.md"
+    house.write_text("## Second terrain\nApplies to: Terain\n\nOnly one Terrain.\n", encoding="utf-8")
+    code, out, _ = run_main("lint", "--strict", str(house))
+    assert code == 1
+    assert "refers to 'Terain', which no loaded entry defines; did you mean 'Terrain'?" in out
+    house.write_text("## Odd\nApplies to: Quantum Shogunate\n\nText.\n", encoding="utf-8")
+    _, out, _ = run_main("lint", str(house))
+    assert "Quantum Shogunate" in out and "did you mean" not in out  # nothing close: no guess
+
+
+def test_unknown_metadata_lists_every_key_the_parser_accepts(tmp_path: Path) -> None:
+    house = tmp_path / "house.md"
+    house.write_text("## A ruling\nRuled by: Kaneka\nVenue: Kotei\n\nText.\n", encoding="utf-8")
+    _, out, _ = run_main("lint", str(house))
+    line = next(x for x in out.splitlines() if "unknown-metadata" in x)
+    for key in ("Date", "Added", "Updated", "Changed", "Clarified", "Judge", "Judges", "Ruled by", "Event",
+                "Applies to", "See also"):
+        assert key in line.split("known: ", 1)[1], (key, line)
+    assert "Venue: Kotei" in line
