@@ -526,26 +526,63 @@ def _bench_engine(engine: Engine, data: dict[str, Any]) -> dict[str, Any]:
         return ranking.group(st, ranking.fuse(st, ev, words_only), 10) if ev is not None else []
 
     fts = Fts5(engine.corpus)
-    row = {
-        "complete": _time_all(engine.complete, prefixes),
-        "define": _time_all(engine.define, [x["q"] for x in data["define"]]),
-        "search": _time_all(engine.search, questions),
-    }
-    # The lexical stage and SQLite FTS5 timed in alternation over the same questions, so load on a shared
-    # machine hits both alike; their ratio is what to read.
-    lex_t, fts_t = [], []
-    for q in questions[:5]:
-        lexical_stage(q), fts.search(q)
-    for q in questions:
-        t = time.perf_counter()
-        lexical_stage(q)
-        t2 = time.perf_counter()
-        fts.search(q)
-        lex_t.append((t2 - t) * 1000)
-        fts_t.append((time.perf_counter() - t2) * 1000)
-    row["lexical"], row["fts5"] = _percentiles(lex_t), _percentiles(fts_t)
+    row: dict[str, Any] = {"load_before": _load()}
+    row["complete"] = _time_all(engine.complete, prefixes)
+    row["define"] = _time_all(engine.define, [x["q"] for x in data["define"]])
+    # The whole search and a plain dense retriever over the same model and vectors, timed in alternation per
+    # question (so load on a shared machine hits both alike): what the hybrid costs above the model's floor.
+    dense = Dense(engine)
+    if dense.ready:
+        row["search"], row["dense"] = _alternate(engine.search, dense.search, questions)
+        row["vs_dense"] = round(row["search"]["p50_ms"] / max(row["dense"]["p50_ms"], 1e-6), 2)
+    else:
+        row["search"] = _time_all(engine.search, questions)
+    # The lexical stage and SQLite FTS5 timed in alternation over the same questions; their ratio is what to read.
+    row["lexical"], row["fts5"] = _alternate(lexical_stage, fts.search, questions)
     row["vs_fts5"] = round(row["lexical"]["p50_ms"] / max(row["fts5"]["p50_ms"], 1e-6), 2)
+    row["load_after"] = _load()
     return row
+
+
+def _load() -> float:
+    """The one-minute load average (what ``uptime`` shows first): timings on a shared machine depend on it."""
+    return round(os.getloadavg()[0], 2)
+
+
+def _alternate(
+    first: Callable[[str], Any], second: Callable[[str], Any], inputs: list[str]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Percentiles of two contenders, each input given to one then the other (after five to warm caches)."""
+    for x in inputs[:5]:
+        first(x), second(x)
+    a, b = [], []
+    for x in inputs:
+        t = time.perf_counter()
+        first(x)
+        t2 = time.perf_counter()
+        second(x)
+        a.append((t2 - t) * 1000)
+        b.append((time.perf_counter() - t2) * 1000)
+    return _percentiles(a), _percentiles(b)
+
+
+class Dense:
+    """A plain dense retriever over the engine's own model and paragraph vectors: embed the question, one
+    matrix-vector product, the ten best paragraphs' entries. The floor a search that runs the model cannot
+    go below; the hybrid's words, kept questions, fusion, grouping and snippets are what it adds."""
+
+    def __init__(self, engine: Engine) -> None:
+        st = engine._st
+        self.embedder, self.vectors, self.lex = st.embedder, st.vectors, st.lex
+        self.ready = self.embedder is not None and self.vectors is not None and self.lex is not None
+
+    def search(self, question: str, limit: int = 10) -> list[int]:
+        assert self.embedder is not None and self.vectors is not None and self.lex is not None
+        cos = self.vectors @ self.embedder.embed_query(" ".join(question.split()))
+        k = min(limit, len(cos))
+        best = np.argpartition(-cos, k - 1)[:k]
+        best = best[np.argsort(-cos[best])]
+        return list(dict.fromkeys(self.lex.unit_entry[best].tolist()))
 
 
 class Fts5:
@@ -683,6 +720,9 @@ def format_bench(result: dict[str, Any]) -> str:
             f"{pp('complete'):>18}{pp('define'):>16}{pp('search'):>16}{pp('lexical'):>17}{pp('fts5'):>15}"
             f"{r['vs_fts5']:>7.2f}x{r['rss_mb'] or '-':>8}"
         )
+        if "dense" in r:
+            lines.append(f"{'':7}dense retriever {pp('dense')} ms, search/dense {r['vs_dense']:.2f}x (medians); "
+                         f"load average {r['load_before']:.2f} -> {r['load_after']:.2f}")
     x1 = result.get("x1")
     if x1 and "edit_rebuild_s" in x1:
         lines.append(f"x1: cold build {x1['build_s']:.2f} s (no vector cache); rebuild after a one-file edit "
@@ -690,7 +730,8 @@ def format_bench(result: dict[str, Any]) -> str:
     lines.append(
         "Times in ms unless marked; warm engine. search = the whole answer (query embedding, words, fusion, snippets); "
         "lexical = the word stage alone, timed in alternation with SQLite FTS5 over the same entries and questions "
-        "(vs FTS5 = ratio of medians). build s for x10/x100: synthetic corpora, vectors from the cache when an "
+        "(vs FTS5 = ratio of medians); dense = the model and one matrix-vector product alone, timed in alternation "
+        "with search. build s for x10/x100: synthetic corpora, vectors from the cache when an "
         "earlier run embedded them. RSS MB: a fresh process that opens the index and answers every question."
     )
     return "\n".join(lines)

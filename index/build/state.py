@@ -127,6 +127,9 @@ class State:
     embedder: Embedder | None = None  # None: the model is off or failed to load; ranking by words only
     vectors: np.ndarray | None = None  # one unit vector per paragraph (lexical.units order)
     question_vectors: np.ndarray | None = None  # one vector per kept player question (``index.build.asked``)
+    # ``vectors`` then ``question_vectors`` as the one C-contiguous float32 matrix they are views of: a question
+    # is scanned against both with one matrix-vector product (``ranking.evidence``)
+    all_vectors: np.ndarray | None = None
     questions: asked.Asked = asked.NONE  # the kept questions, grouped by paragraph
     entry_source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # per entry, corpus order
     entry_latest: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # latest change date or ""
@@ -212,6 +215,8 @@ def build_state(
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)
     st.lex, st.embedder = lex, embedder
     if vecs is not None:
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        st.all_vectors = vecs
         st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units :], kept
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from index.text import threads
+
 log = logging.getLogger("index")
 
 ENV_MODEL = "L5R_EMBEDDING_MODEL"
@@ -30,7 +32,14 @@ TOKENIZER_FILE = "tokenizer.json"
 POOLING_FILE = Path("1_Pooling") / "config.json"
 RUN = "one text per call"  # see ``Embedder.embed``; part of ``Embedder.digest``
 MAX_TOKENS = 256  # the model's own max_seq_length (sentence_bert_config.json)
-THREADS = 2  # onnxruntime intra-op threads: the bot runs on small machines next to other work
+# onnxruntime intra-op threads. One: the bot runs on small machines next to other work, with two lookup workers
+# that may each run the model; on the loaded two-core host one thread ran a question 10-20% faster than two
+# (alternated per question), and the vectors are bit-identical either way (docs/search.md).
+THREADS = 1
+# onnxruntime's pool threads busy-wait for the next piece of work by default. Beside a second thread pool
+# (numpy's BLAS) on a busy two-core host that spinning took the CPU the paragraph scan needed: a matvec of
+# 0.05 ms took 7.7-12.7 ms right after a model run. Idle threads sleep instead (docs/search.md).
+NO_SPINNING = {"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
 
 
 TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
@@ -118,9 +127,12 @@ class Embedder:
         options.intra_op_num_threads = THREADS
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # warnings about unused initialisers are noise in a bot's log
+        for key, value in NO_SPINNING.items():
+            options.add_session_config_entry(key, value)
         self._session = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()  # tokenizers' padding state is per object; keep encode calls serial
+        threads.limit_blas()  # the scan beside the model: see ``index.text.threads``
         probe = self._run(["probe"])
         self.dim = int(probe.shape[1])
 
@@ -142,20 +154,23 @@ class Embedder:
         """One question's vector (1-D)."""
         return self._run([text])[0]
 
-    def read_share(self, text: str) -> float:
-        """The share of ``text``'s tokens the model reads (it stops at ``MAX_TOKENS``): 1.0 for any question
-        of ordinary length, less for a long paste, whose vector then speaks only for its start."""
+    def embed_question(self, text: str) -> tuple[np.ndarray, float]:
+        """One question's vector (1-D) and the share of its tokens the model reads (``read_share``), from one
+        tokenization: a search needs both, and tokenizing twice was a tenth of the model's time."""
         with self._lock:
             enc = self._tokenizer.encode(text)
-        rest = sum(len(o.ids) for o in enc.overflowing)
-        return len(enc.ids) / (len(enc.ids) + rest) if rest else 1.0
+        return self._run_encoded([enc])[0], read_share(enc)
 
     def _run(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             encodings = self._tokenizer.encode_batch(texts)
+        return self._run_encoded(encodings)
+
+    def _run_encoded(self, encodings: list[Any]) -> np.ndarray:
+        """Unit vectors for tokenized texts (``tokenizers.Encoding``), one row each."""
         width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
         for row, enc in enumerate(encodings):
             ids[row, : len(enc.ids)] = enc.ids
             mask[row, : len(enc.ids)] = enc.attention_mask
@@ -168,6 +183,13 @@ class Embedder:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def read_share(enc: Any) -> float:
+    """The share of an encoded text's tokens the model reads (it stops at ``MAX_TOKENS``): 1.0 for any question
+    of ordinary length, less for a long paste, whose vector then speaks only for its start."""
+    rest = sum(len(o.ids) for o in enc.overflowing)
+    return len(enc.ids) / (len(enc.ids) + rest) if rest else 1.0
 
 
 _cache: dict[str, Embedder | None] = {}
