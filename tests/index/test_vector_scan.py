@@ -120,3 +120,17 @@ def test_blas_runs_one_thread_once_the_model_is_loaded(engine: Engine) -> None:
     assert blas, "numpy's BLAS is not seen by threadpoolctl"
     assert [lib["num_threads"] for lib in blas] == [threads.BLAS_THREADS] * len(blas)
     assert threads.blas_threads() == [threads.BLAS_THREADS] * len(blas)
+
+
+def test_bench_dense_retriever_ranks_by_the_model_alone(engine: Engine) -> None:
+    """The benchmark's yardstick (``benchmarks.quality.evaluate.Dense``): entries of the closest paragraphs."""
+    from benchmarks.quality.evaluate import Dense
+
+    dense = Dense(engine)
+    assert dense.ready
+    st = engine._st
+    question = "are the little markers we put on cards considered cards"
+    found = dense.search(question)
+    assert st.vectors is not None and st.embedder is not None
+    best = int(np.argmax(st.vectors @ st.embedder.embed_query(question)))
+    assert found[0] == int(st.lex.unit_entry[best]) and len(found) == len(set(found)) <= 10
