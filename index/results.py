@@ -38,6 +38,16 @@ UNSURE = 0.4
 
 
 @dataclass
+class Passage:
+    """Another paragraph of a hit's entry quoted with it: the rule an *Example* paragraph illustrates, or
+    the example (exception) of a quoted rule; with its own word and sentence spans, as on ``Hit``."""
+
+    paragraph: int
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    sentence_spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
 class Hit:
     """One ranked entry: the paragraph that answers, highlighted, and that paragraph's change stamps."""
 
@@ -53,6 +63,11 @@ class Hit:
     confidence: float | None = None
     # found by the words of its text, not by its name or number (a section lookup that named nothing)
     by_text: bool = False
+    # The sentence(s) of ``quote`` that answer (at most two; none when it is one sentence or none stands
+    # out): ``(start, end)`` offsets into ``quote``, like ``spans``; a renderer marks them.
+    sentence_spans: list[tuple[int, int]] = field(default_factory=list)
+    # The paragraph quoted with this one (its rule, or its example), before or after it in source order.
+    companion: Passage | None = None
 
     @property
     def quote(self) -> str:
@@ -75,6 +90,15 @@ class Hit:
             "text": e.text,
             "quote": self.quote,
             "spans": [list(s) for s in self.spans],
+            "sentence_spans": [list(s) for s in self.sentence_spans],
+            "companion": None if self.companion is None else {
+                "paragraph": self.companion.paragraph,
+                "quote": self.entry.paragraphs[self.companion.paragraph],
+                "spans": [list(s) for s in self.companion.spans],
+                "sentence_spans": [list(s) for s in self.companion.sentence_spans],
+                "citation": citation(e, self.companion.paragraph),
+                "changes": [c.__dict__.copy() for c in e.paragraph_changes(self.companion.paragraph)],
+            },
             "paragraph": self.paragraph,
             # Only the stamps dating the snippet (or the whole entry): others would misdate what is shown.
             "changes": [c.__dict__.copy() for c in self.changes],

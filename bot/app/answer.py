@@ -109,8 +109,10 @@ class Dates:
 class Quote:
     """Verbatim rule text: one paragraph of ``entry`` (``paragraph``), several, or its whole text.
 
-    ``text`` is exactly the source's; ``marks`` are offsets into it. ``inline`` texts are shown as the
-    body of an answer (an entry in full), the others as a quotation under what introduces them."""
+    ``text`` is exactly the source's; ``marks`` are offsets into it (the question's words), ``sentences``
+    too (the sentence or two that answer: a renderer that marks them shows them instead of the words,
+    bold on Discord, ``▶…◀`` on the console, ``<mark>`` in HTML). ``inline`` texts are shown as the body of
+    an answer (an entry in full), the others as a quotation under what introduces them."""
 
     entry: Entry
     text: str
@@ -118,6 +120,7 @@ class Quote:
     marks: tuple[tuple[int, int], ...] = ()
     inline: bool = False
     role: str = ""
+    sentences: tuple[tuple[int, int], ...] = ()
 
 
 RelationKind = Literal[

@@ -39,7 +39,7 @@ from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Anomaly, Entry, line_span, ordered_changes, paragraph_name, sort_date
 from index.build.relations import relation_kind
 from index.query.overlay import is_scoped
-from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit
+from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit, Passage
 
 ASK_LIMIT = 15  # at most; the engine lists only answers close to the best one
 NEAR_LIMIT = 5  # nearest terms offered when nothing answers closely
@@ -483,11 +483,12 @@ class Composer:
             return Group([head, Line(runs(f"(A heading with no text of its own; under it: {under}.)")),
                           self.citation(entry, role="hit")], role="hit")
         paragraph = hit.paragraph if hit.paragraph is not None and hit.paragraph < len(entry.paragraphs) else 0
-        marks = tuple(hit.spans) if hit.paragraph == paragraph else ()
-        blocks: list[Block] = [head, Quote(entry, entry.paragraphs[paragraph], paragraph, marks, role="hit")]
-        dating = entry.paragraph_changes(paragraph)
-        if dating:
-            blocks.append(Dates(dating, entry, paragraph, role="hit"))
+        blocks: list[Block] = [head]
+        pair = hit.companion if hit.paragraph == paragraph else None  # the rule, or the example, quoted too
+        if pair is not None and 0 <= pair.paragraph < paragraph:  # the rule an example illustrates comes first
+            blocks += self._companion(entry, pair)
+        own = hit.paragraph == paragraph  # the spans are offsets into the hit's own paragraph only
+        blocks += self._quoted(entry, paragraph, hit.spans if own else (), hit.sentence_spans if own else ())
         blocks.extend(self.relations(entry, paragraph, role="hit"))
         for r in entry.restated:
             other = self.lookup(r.entry)
@@ -503,9 +504,28 @@ class Composer:
                     differs=True,
                     role="hit",
                 ))
+        if pair is not None and paragraph < pair.paragraph < len(entry.paragraphs):  # its example follows
+            blocks.append(self.citation(entry, paragraph, role="hit"))
+            blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
+            paragraph = pair.paragraph
         blocks.extend(self.server_rulings(entry, role="hit"))
         blocks.append(self.citation(entry, paragraph, role="hit"))
         return Group(blocks, role="hit")
+
+    def _quoted(self, entry: Entry, paragraph: int, spans: Sequence[tuple[int, int]],
+                sentence_spans: Sequence[tuple[int, int]]) -> list[Block]:
+        """One quoted paragraph of a search result, its words and answering sentence marked, and its dates."""
+        blocks: list[Block] = [Quote(entry, entry.paragraphs[paragraph], paragraph, tuple(spans), role="hit",
+                                     sentences=tuple(sentence_spans))]
+        dating = entry.paragraph_changes(paragraph)
+        if dating:
+            blocks.append(Dates(dating, entry, paragraph, role="hit"))
+        return blocks
+
+    def _companion(self, entry: Entry, other: Passage) -> list[Block]:
+        """The rule paragraph quoted before the example that illustrates it, with its own dates and lines."""
+        return [*self._quoted(entry, other.paragraph, other.spans, other.sentence_spans),
+                self.citation(entry, other.paragraph, role="hit")]
 
     # -- change history, banned list, messages ---------------------------------------------------------
 

@@ -7,13 +7,14 @@ analysis in ``index.query.parsing``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 
 from glossary.model import Entry
 from index.build.state import State
-from index.query import ranking
+from index.query import ranking, sentences
 from index.query.ranking import Evidence
-from index.results import Hit, merge_spans
+from index.results import Hit, Passage, merge_spans
 
 
 def search(st: State, question: str, limit: int = 5, source: str | None = None, since: str | None = None) -> list[Hit]:
@@ -55,8 +56,41 @@ def make_hit(
         numbered = [(paragraph, st.paragraph_tokens_at(entry, paragraph))]  # only the quoted one is analysed
     else:
         numbered = enumerate(st.paragraph_tokens(entry))
-    best, _score, spans = choose(numbered, {t: st.idf.get(t, 1.0) * w for t, w in weights.items()})
-    return Hit(entry, score, spans, best, entry.paragraph_changes(best))
+    weight = {t: st.idf.get(t, 1.0) * w for t, w in weights.items()}
+    best, _score, spans = choose(numbered, weight)
+    hit = Hit(entry, score, spans, best, entry.paragraph_changes(best))
+    text, toks = entry.paragraphs[best], st.paragraph_tokens_at(entry, best)
+    hit.sentence_spans = sentences.answering(text, toks, weight)
+    other = companion(entry.paragraphs, best, lambda k: _weighs(st.paragraph_tokens_at(entry, k), weight))
+    if other is not None:
+        otoks = st.paragraph_tokens_at(entry, other)
+        # the rule before an example is context (its words matched or not): only an example that followed the
+        # chosen rule for its own words points at its sentence
+        pointed = sentences.answering(entry.paragraphs[other], otoks, weight) if other > best else []
+        hit.companion = Passage(other, merge_spans([(a, b) for t, a, b in otoks if t in weight]), pointed)
+    return hit
+
+
+# A paragraph that illustrates or qualifies the rule paragraph just before it in the same entry.
+ILLUSTRATES = re.compile(r"\s*\(?(?:examples?\b|for (?:example|instance)\b|exceptions?\b|however,)", re.IGNORECASE)
+
+
+def companion(paragraphs: list[str], chosen: int, matches: Callable[[int], bool]) -> int | None:
+    """The paragraph to quote with ``chosen``: the rule it illustrates when it is an example (exception)
+    paragraph, since an example read alone misleads; else its example when that follows it and also holds
+    question words (``matches``). ``None`` when neither."""
+    if ILLUSTRATES.match(paragraphs[chosen]):
+        if chosen > 0 and not ILLUSTRATES.match(paragraphs[chosen - 1]):
+            return chosen - 1
+        return None
+    after = chosen + 1
+    if after < len(paragraphs) and ILLUSTRATES.match(paragraphs[after]) and matches(after):
+        return after
+    return None
+
+
+def _weighs(tokens: Tokens, weight: Mapping[str, float]) -> bool:
+    return any(t in weight for t, _a, _b in tokens)
 
 
 Tokens = list[tuple[str, int, int]]  # (stemmed term, start, end) of a paragraph, in order

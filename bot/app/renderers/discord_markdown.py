@@ -251,6 +251,26 @@ def marked(text: str, marks: Sequence[tuple[int, int]]) -> str:
     return escape_mentions("".join(out))
 
 
+def close_bold(text: str) -> str:
+    """``text`` (escaped, marked, maybe clipped before an ``ELLIPSIS``) with a bold that a clip left open
+    closed before the ellipsis, or dropped when nothing of it is left: an open ``**`` would bold the rest."""
+    pos, opened = 0, -1
+    while pos < len(text):
+        if text[pos] == "\\":
+            pos += 2
+        elif text.startswith("**", pos):
+            opened = -1 if opened >= 0 else pos
+            pos += 2
+        else:
+            pos += 1
+    if opened < 0:
+        return text
+    head, tail = (text[: -len(ELLIPSIS)], ELLIPSIS) if text.endswith(ELLIPSIS) else (text, "")
+    if not head[opened + 2:].strip():
+        return head[:opened].rstrip() + tail
+    return head.rstrip() + "**" + tail
+
+
 def _run(run: Run) -> str:
     if run.style == "code":
         return f"`{run.text}`"  # our own command text only (``answer.code``)
@@ -293,10 +313,11 @@ def lines_of(block: Block) -> list[str]:
     if isinstance(block, Note):
         return [f"*{inline(block.parts)}*"]
     if isinstance(block, Quote):
-        body = marked(block.text, block.marks) if block.marks else escape(block.text)
+        marks = block.sentences or block.marks  # the sentence that answers in bold, else the question's words
+        body = marked(block.text, marks) if marks else escape(block.text)
         if block.inline:
             return [body]
-        short = shorten(body, QUOTE_CLIP.get(block.role, 1000))
+        short = close_bold(shorten(body, QUOTE_CLIP.get(block.role, 1000)))
         if short == body:
             return [quote(body)]
         return [quote(short) + "\n" + rest_at(citation_words(block.entry, block.paragraph))]

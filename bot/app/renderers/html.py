@@ -354,8 +354,8 @@ class HtmlRenderer:
         entry = quote.entry
         if quote.paragraph is None and entry.paragraphs and quote.text == entry.text:
             body = self.paragraphs(entry, anchored=False)
-        elif quote.marks and not is_markdown(entry):
-            body = f"<p>{self._marked(quote.text, quote.marks)}</p>"
+        elif (quote.sentences or quote.marks) and not is_markdown(entry):  # the answering sentence, else words
+            body = f"<p>{self._marked(quote.text, quote.sentences or quote.marks)}</p>"
         elif is_markdown(entry):
             body = f'<div class="md">{render_markdown(quote.text)}</div>'
         else:

@@ -2,7 +2,8 @@
 
 Rule text is printed exactly as the source has it (no escaping, so nothing to undo), quoted texts under a
 "> " margin, labels and values as written. Nothing is clipped or paged: a terminal scrolls, and a judge
-reading at a table wants the whole text. The question's words are not marked (the text stays verbatim).
+reading at a table wants the whole text. The question's words are not marked; the sentence that answers
+is, between ``▶`` and ``◀`` (signs no rule text uses, so removing them gives the text back byte for byte).
 """
 
 from __future__ import annotations
@@ -18,6 +19,21 @@ def inline(parts: Inline) -> str:
     out = []
     for run in parts:
         out.append(f"{run.text} <{run.href}>" if run.href else run.text)
+    return "".join(out)
+
+
+SENTENCE_OPEN, SENTENCE_CLOSE = "▶", "◀"  # around the sentence that answers, in a quoted paragraph
+
+
+def pointed(text: str, sentences: tuple[tuple[int, int], ...]) -> str:
+    """``text`` with each answering sentence between ``▶`` and ``◀``; nothing else added or changed."""
+    out, pos = [], 0
+    for s, e in sentences:
+        if s < pos or e <= s or e > len(text):
+            continue
+        out += [text[pos:s], SENTENCE_OPEN, text[s:e], SENTENCE_CLOSE]
+        pos = e
+    out.append(text[pos:])
     return "".join(out)
 
 
@@ -37,7 +53,8 @@ def lines_of(block: Block) -> list[str]:
     if isinstance(block, Note):
         return [inline(block.parts)]
     if isinstance(block, Quote):
-        return [block.text if block.inline else quoted(block.text)]
+        body = pointed(block.text, block.sentences)
+        return [body if block.inline else quoted(body)]
     if isinstance(block, Citation):
         return [("— " if block.role == "dash" else "") + citation_text(block)]
     if isinstance(block, Dates):

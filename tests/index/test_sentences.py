@@ -1,0 +1,94 @@
+"""Pointing at the sentence (issue 17): sentences of a quoted paragraph, the one that answers, and the rule
+paragraph an example illustrates, quoted with it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from index.engine import Engine
+from index.query.passages import companion
+from index.query.sentences import answering, split
+
+
+def pieces(text: str) -> list[str]:
+    return [text[a:b] for a, b in split(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Follow the card. Then the rule.", ["Follow the card.", "Then the rule."]),
+        ("Use e.g. a Follower, i.e. a card vs. a Personality. Done!",
+         ["Use e.g. a Follower, i.e. a card vs. a Personality.", "Done!"]),
+        ("3. Draw a card. Then discard.", ["3. Draw a card.", "Then discard."]),
+        ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
+        ("Wait... and then go. Wait... Then go.", ["Wait... and then go.", "Wait...", "Then go."]),
+        ("Rule 4.2 applies, see J. Smith. Next", ["Rule 4.2 applies, see J. Smith.", "Next"]),
+        ("A list:\n- one.\n- two", ["A list:", "- one.", "- two"]),
+        ("One sentence; with a clause.", ["One sentence; with a clause."]),
+    ],
+)
+def test_split_into_sentences(text: str, expected: list[str]) -> None:
+    assert pieces(text) == expected
+
+
+def tokens(text: str) -> list[tuple[str, int, int]]:
+    """Lowercased words with offsets: stand-ins for the analysed terms."""
+    out, pos = [], 0
+    for word in text.split():
+        start = text.index(word, pos)
+        pos = start + len(word)
+        out.append((word.strip(".,;!?").lower(), start, pos))
+    return out
+
+
+def test_the_sentence_with_the_weightiest_terms_answers() -> None:
+    text = "A Follower may be bowed. A Ranged Attack targets a Personality without Followers. Then discard."
+    chosen = answering(text, tokens(text), {"ranged": 2.0, "personality": 1.5, "bowed": 0.5})
+    assert [text[a:b] for a, b in chosen] == ["A Ranged Attack targets a Personality without Followers."]
+
+
+def test_no_mark_when_one_sentence_or_nothing_stands_out() -> None:
+    one = "A Ranged Attack targets a Personality without Followers."
+    assert answering(one, tokens(one), {"ranged": 2.0}) == []
+    two = "Ranged attacks are actions. Ranged attacks are simultaneous."
+    assert answering(two, tokens(two), {"ranged": 2.0, "attacks": 1.0}) == []  # both sentences alike
+    assert answering(two, tokens(two), {"duel": 2.0}) == []  # no question word at all
+
+
+def test_an_example_brings_its_rule_and_a_rule_its_matching_example() -> None:
+    paras = ["Follow the card.", "Example: a card that shoots.", "Rule two.", "For example, a duel."]
+    assert companion(paras, 1, lambda k: False) == 0  # the example: its rule, always
+    assert companion(paras, 2, lambda k: True) == 3  # the rule: its example when it holds question words
+    assert companion(paras, 2, lambda k: False) is None
+    assert companion(paras, 0, lambda k: True) == 1
+    assert companion(["Example: alone."], 0, lambda k: True) is None
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    eng = Engine.open(None, tmp_path_factory.mktemp("ix"))
+    yield eng
+    eng.close()
+
+
+def test_shooting_a_personality_quotes_cardinal_rule_1_and_its_example(engine: Engine) -> None:
+    hit = engine.search("can I shoot a personality that has followers")[0]
+    assert hit.entry.id == "obsidian-hand:cardinal-rule-1"
+    assert hit.quote.startswith("Example:") and hit.paragraph == 1
+    assert hit.companion is not None and hit.companion.paragraph == 0  # the rule it illustrates
+    row = hit.to_dict()
+    assert row["companion"]["quote"].startswith("If the text of any card contradicts")
+    assert row["companion"]["citation"] != row["citation"]
+
+
+def test_sentence_spans_are_offsets_into_the_quote(engine: Engine) -> None:
+    hits = engine.search("can I shoot a personality that has followers")
+    marked = [h for h in hits if h.sentence_spans]
+    assert marked, "some answer points at a sentence"
+    for h in marked:
+        for a, b in h.sentence_spans:
+            assert 0 <= a < b <= len(h.quote) and h.quote[a:b] == h.quote[a:b].strip()
+        assert any(a <= s and e <= b for a, b in h.sentence_spans for s, e in h.spans)  # holds question words
