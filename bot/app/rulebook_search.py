@@ -145,9 +145,11 @@ async def _index(pages: Path, out: Path) -> int:
     """Index the record pages in ``pages`` into ``out``; returns how many pages Pagefind indexed."""
     from pagefind.index import PagefindIndex  # here: ruff's isort takes "pagefind.index" for this project's index
 
-    async with PagefindIndex({"exclude_selectors": EXCLUDED, "force_language": "en"}) as index:
+    # output_path in the config, not only in write_files: leaving the ``async with`` writes the files once
+    # more to the configured path, which defaults to ./pagefind in the caller's working folder.
+    config = {"exclude_selectors": EXCLUDED, "force_language": "en", "output_path": str(out)}
+    async with PagefindIndex(config) as index:  # type: ignore[arg-type]
         done = await index.add_directory(str(pages))
-        await index.write_files(output_path=str(out))
     return int(done["page_count"])
 
 

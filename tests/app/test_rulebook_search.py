@@ -109,3 +109,16 @@ def test_a_failing_pagefind_is_named_with_its_own_words(
     monkeypatch.setenv("PAGEFIND_BINARY_PATH", str(broken))
     with pytest.raises(SearchIndexError, match=r"exit status 3: pagefind: cannot start on this machine$"):
         export_rulebook(corpus_entries[:3], tmp_path / "site")
+
+
+def test_export_writes_nothing_in_the_working_folder(
+    corpus_entries: list[Entry], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leaving Pagefind's ``async with`` writes the bundle again to its configured path (./pagefind by
+    default): an export must not leave a stray copy in the folder it was run from."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    export_rulebook(corpus_entries, tmp_path / "site")
+    assert list(cwd.iterdir()) == []
+    assert (tmp_path / "site" / "pagefind" / "pagefind-entry.json").is_file()
