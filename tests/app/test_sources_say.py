@@ -123,3 +123,13 @@ def test_a_numbered_item_is_named_by_the_sources_own_number(engine: Engine, judg
         shown = to_text(answer)
         assert "Resolve (item 3.)" in shown or "(item 3.)" in shown
         assert "paragraph 5" not in shown
+
+
+@pytest.mark.parametrize("question", ["is moshi eihime legal in my deck", "can I play moshi eihime"])
+def test_a_banned_list_line_found_by_ask_says_banned(judge: Judge, question: str) -> None:
+    """The known defect: "is X legal" found the banned-list line but never said the word, leaving a player to
+    read a bare "Moshi Eihime" quote under a path."""
+    text = to_text(judge.ask(question))
+    first = text.split("\n2. ", 1)[0]
+    assert "1. Moshi Eihime" in first
+    assert "On The Obsidian Hand Ruleset's banned list: banned" in first
