@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import errno
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -81,6 +82,11 @@ class Unavailable(RuntimeError):
     """The rulings database cannot be reached right now; nothing was written."""
 
 
+class StorageFull(Unavailable):
+    """The database is up but has no room to write (its disk is full): nothing was written. Told apart from an
+    outage because waiting a minute will not help; the host has to free space."""
+
+
 class ConcurrentChange(RuntimeError):
     """Another change to the same rulings was being written at the same moment (a unique key or a foreign key
     broke, a deadlock, a lock held too long): this write was rolled back whole; trying again is safe. The
@@ -100,6 +106,26 @@ def _contended(exc: BaseException) -> bool:
     if state.startswith("23") or state in _CONTENDED_STATES:  # class 23: integrity constraint violations
         return True
     return isinstance(exc, DBAPIError) and "database is locked" in str(orig)  # SQLite: the write lock, held too long
+
+
+# PostgreSQL's disk_full and out_of_memory classes (53100, 53200); SQLite says it in words (SQLITE_FULL).
+_FULL_STATES = {"53100"}
+_FULL_WORDS = ("database or disk is full", "no space left on device")
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Whether a database error means "no room to write" (a full disk or volume) rather than "down"."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        orig = seen.orig if isinstance(seen, DBAPIError) else seen
+        if str(getattr(orig, "sqlstate", None) or "") in _FULL_STATES:
+            return True
+        if isinstance(orig, OSError) and orig.errno == errno.ENOSPC:
+            return True
+        if any(words in str(orig).lower() for words in _FULL_WORDS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 @dataclass
@@ -210,6 +236,16 @@ class RulingsService:
             self._down_since = time.monotonic()
             log.warning("rulings database %s unreachable (%s: %s); answering without unloaded rulings",
                         describe(self.url), type(exc).__name__, exc)  # fmt: skip
+
+    def _refused(self, exc: BaseException) -> Unavailable:
+        """What a failed write raises: ``StorageFull`` when the database has no room (logged as an error for
+        the host; the database is not marked down, reads still work), else ``Unavailable`` (an outage)."""
+        if _disk_full(exc):
+            log.error("rulings database %s has no room to write (disk full): %s; nothing was written",
+                      describe(self.url), exc)  # fmt: skip
+            return StorageFull(str(exc))
+        self._mark_down(exc)
+        return Unavailable(str(exc))
 
     def _mark_up(self) -> None:
         if self._down_since is not None:
@@ -381,8 +417,7 @@ class RulingsService:
             if _contended(exc):
                 log.info("a write to %s ran into another one and was rolled back: %s", scope, exc)
                 raise ConcurrentChange(str(exc)) from exc
-            self._mark_down(exc)
-            raise Unavailable(str(exc)) from exc
+            raise self._refused(exc) from exc
         try:
             await self.refresh(scope)
         except DB_ERRORS as exc:  # written, but not re-read: the next poll will load it
@@ -454,8 +489,7 @@ class RulingsService:
         try:
             return await self._repo().set_config(scope, author, **values)  # type: ignore[arg-type]
         except DB_ERRORS as exc:
-            self._mark_down(exc)
-            raise Unavailable(str(exc)) from exc
+            raise self._refused(exc) from exc
 
     # -- reads for commands (raise Unavailable when the database is down) ---------------------------
     async def read(self, fetch: Callable[[RulingsRepository], Awaitable[object]]) -> object:

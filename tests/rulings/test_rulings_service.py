@@ -124,3 +124,38 @@ async def test_rulings_are_embedded_at_once_when_few_else_in_the_background(
     embedded = a.overlay("guild:1")
     assert embedded is not words and embedded.revision == words.revision and embedded.unembedded == 0
     assert f"house:#{second.id}" in [h.entry.id for h in engine.search("when do we eat", 10, overlay=embedded)]
+
+
+async def test_a_full_disk_is_told_apart_from_an_outage(engine: Engine, tmp_path: Path, caplog) -> None:
+    """Issue 20 item 7: a full disk was reported as "database unreachable". SQLite's max_page_count makes the
+    file full exactly as a full volume does (SQLITE_FULL: "database or disk is full")."""
+    import sqlite3
+
+    from sqlalchemy import event
+
+    from bot.rulings.service import StorageFull
+
+    path = tmp_path / "rulings.sqlite3"
+    service = RulingsService(resolve_url(f"sqlite:///{path}", tmp_path), lambda: engine, poll_seconds=3600)
+    await service.start()
+    try:
+        await service.add("guild:1", Draft("First", "Text."), ANN)
+        connection = sqlite3.connect(path)
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        connection.close()
+        raw = service._db()  # the service's own engine: max_page_count is per connection, so every one
+        async with raw.begin() as conn:
+            await conn.exec_driver_sql(f"PRAGMA max_page_count = {pages}")
+
+        def cap(dbapi_connection, _record) -> None:  # noqa: ANN001 (SQLAlchemy's event signature)
+            dbapi_connection.execute(f"PRAGMA max_page_count = {pages}")
+
+        event.listen(raw.sync_engine, "connect", cap)
+        with pytest.raises(StorageFull) as refused:
+            await service.add("guild:1", Draft("Big", "Text. " * 20000), ANN)
+        assert isinstance(refused.value, Unavailable)  # callers that only know outages still refuse the write
+        assert service.available  # reads keep working: the database is up
+        assert [r.title for r in await service.list("guild:1")] == ["First"]  # nothing half-written
+        assert "no room to write (disk full)" in caplog.text
+    finally:
+        await service.close()

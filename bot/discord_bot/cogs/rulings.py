@@ -35,7 +35,7 @@ from bot.discord_bot.replies import answer_embed, send_error
 from bot.rulings import markdown, present
 from bot.rulings.importing import ImportLimits
 from bot.rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
-from bot.rulings.service import ConcurrentChange, Unavailable
+from bot.rulings.service import ConcurrentChange, StorageFull, Unavailable
 from glossary.model import slugify
 
 if TYPE_CHECKING:
@@ -49,6 +49,13 @@ REOPEN_PREFIX = "l5r:rd:"
 CONFIRM_PREFIX = "l5r:rx:"  # /ruling delete-all's buttons: l5r:rx:<yes|no>:<expiry, Unix seconds>
 CONFIRM_SECONDS = 300  # how long the confirmation's buttons work
 DOWN = "The rulings database is unreachable right now, so nothing was changed. Please try again in a minute."
+FULL = ("The rulings database has no room to write (its disk is full), so nothing was changed. The bot's host "
+        "has to free space; trying again will not help until then.")
+
+
+def _down(exc: Unavailable) -> str:
+    """Why a write failed, as the judge is told: an outage (try again soon) or a full disk (the host must act)."""
+    return FULL if isinstance(exc, StorageFull) else DOWN
 BUSY = (
     "Another change to this server's rulings was being saved at the same moment, so nothing was changed. "
     "Please try again."
@@ -141,8 +148,8 @@ def is_judge(interaction: discord.Interaction, config: ScopeConfig) -> bool:
 async def _config(interaction: discord.Interaction) -> ScopeConfig:
     try:
         return await _service(interaction).config(_scope(interaction))
-    except Unavailable:
-        raise RulingError(DOWN) from None
+    except Unavailable as exc:
+        raise RulingError(_down(exc)) from None
 
 
 async def _require_judge(interaction: discord.Interaction) -> ScopeConfig:
@@ -175,8 +182,8 @@ def _status_refusals(current: Ruling, doing: str) -> Iterator[None]:
     """Retire/restore errors as a short reply; each means nothing was written."""
     try:
         yield
-    except Unavailable:
-        raise RulingError(DOWN) from None
+    except Unavailable as exc:
+        raise RulingError(_down(exc)) from None
     except NotFound:
         raise RulingError(f"This server has no ruling #{current.id} any more.") from None
     except Conflict as conflict:
@@ -373,8 +380,8 @@ class Rulings(commands.Cog):
     async def _get(self, interaction: discord.Interaction, ruling_id: int) -> Ruling:
         try:
             found = await _service(interaction).get(_scope(interaction), ruling_id)
-        except Unavailable:
-            raise RulingError(DOWN) from None
+        except Unavailable as exc:
+            raise RulingError(_down(exc)) from None
         if found is None:
             raise RulingError(f"This server has no ruling #{ruling_id}.")
         return found
@@ -435,8 +442,8 @@ class Rulings(commands.Cog):
             else:
                 saved = await service.edit(scope, ruling_id, version or 0, draft, author)
                 action = "edit"
-        except Unavailable:
-            await self._hand_back(interaction, form, DOWN)
+        except Unavailable as exc:
+            await self._hand_back(interaction, form, _down(exc))
             return
         except NotFound:
             await self._hand_back(interaction, form, f"This server has no ruling #{ruling_id} any more.")
@@ -581,8 +588,8 @@ class Rulings(commands.Cog):
         author = _author(interaction)
         try:
             result = await service.import_drafts(_scope(interaction), drafts, author)
-        except Unavailable:
-            await interaction.followup.send(DOWN, ephemeral=True)
+        except Unavailable as exc:
+            await interaction.followup.send(_down(exc), ephemeral=True)
             return
         except (Conflict, ConcurrentChange):  # rolled back whole: nothing of the file was written
             await interaction.followup.send(IMPORT_RACED, ephemeral=True)
@@ -661,8 +668,8 @@ class Rulings(commands.Cog):
             raise RulingError(NOT_ADMIN_DELETE)
         try:
             stored = await _service(interaction).stored(_scope(interaction))
-        except Unavailable:
-            raise RulingError(DOWN) from None
+        except Unavailable as exc:
+            raise RulingError(_down(exc)) from None
         if stored.empty:
             await interaction.response.send_message(present.NOTHING_STORED, ephemeral=True)
             return
@@ -691,8 +698,8 @@ class Rulings(commands.Cog):
         try:
             config = await service.config(scope)  # read first: the audit channel is deleted with the rest
             deleted = await service.delete_all(scope)
-        except Unavailable:
-            await interaction.response.edit_message(content=DOWN, view=None)
+        except Unavailable as exc:
+            await interaction.response.edit_message(content=_down(exc), view=None)
             return
         await interaction.response.edit_message(content=present.deleted_text(deleted), view=None)
         log.info("deleted all rulings of a server at its admin's request (%d rulings)", deleted.rulings)
@@ -705,8 +712,8 @@ class Rulings(commands.Cog):
             raise RulingError(NOT_ADMIN)
         try:
             return await _service(interaction).set_config(_scope(interaction), _author(interaction), **values)
-        except Unavailable:
-            raise RulingError(DOWN) from None
+        except Unavailable as exc:
+            raise RulingError(_down(exc)) from None
 
     @config.command(name="judge-role", description="The role whose members may record rulings (admins)")
     @app_commands.describe(role="Members with this role are judges; leave empty for Manage Server only")
