@@ -9,6 +9,12 @@ from pathlib import Path
 import pytest_asyncio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Test files are imported with --import-mode=importlib (pyproject), which does not put their folders on
+# sys.path; a test that imports a sibling test module by its bare name (``from test_bot_render import``)
+# still finds it. Appended, so these folders never shadow a real package.
+for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
+    if _folder.is_dir() and not (_folder / "__init__.py").exists() and any(_folder.glob("test_*.py")):
+        sys.path.append(str(_folder))
 
 from fakediscord import FakeDiscord, preserved_discord_urls  # noqa: E402
 

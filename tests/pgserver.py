@@ -85,12 +85,25 @@ class PostgresServer:
         )
 
     def start(self) -> PostgresServer:
-        if not self._initialised:
+        """Start (initialising on first use). The first start retries on another free port: under
+        pytest-xdist each worker runs its own server, and two can pick the same port in between."""
+        first = not self._initialised
+        if first:
             self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
             self._initialised = True
+        for attempt in range(3 if first else 1):
+            try:
+                self._pg_ctl_start()
+                return self
+            except subprocess.CalledProcessError:
+                if attempt == (2 if first else 0):
+                    raise
+                self.port = free_port()
+        return self
+
+    def _pg_ctl_start(self) -> None:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "server.log"), "-w", "start")
-        return self
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", check=False)

@@ -334,7 +334,8 @@ async def test_reload_is_limited_per_server_and_across_servers_but_not_for_owner
     again.response.defer.assert_not_called()
     (text,), kwargs = again.response.send_message.call_args
     assert kwargs["ephemeral"] and text.startswith("Reloads are limited to one every 60 s in a server")
-    assert re.search(r"the next one is allowed <t:\d+:R> \(in (5\d|60) s\)\.$", text), text
+    # counted from the first reload's start, which on a loaded machine takes a while: at most 60 s, not a set figure
+    assert re.search(r"the next one is allowed <t:\d+:R> \(in ([1-5]?\d|60) s\)\.$", text), text
     elsewhere = fake_interaction(bot, manage_guild=True)
     elsewhere.guild, elsewhere.guild_id = SimpleNamespace(id=6), 6
     await command.callback(command.binding, elsewhere)  # another server: the 15 s across all servers

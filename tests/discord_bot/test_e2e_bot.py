@@ -445,9 +445,10 @@ async def test_concurrent_commands_all_answered_in_time(judge) -> None:
     fake, _ = judge
     questions = ["is a terrain an enemy card", "target", "cardinal rule", "banned", "duel", "honor"]
     recs = await asyncio.gather(
-        *(fake.invoke_command("ask", {"question": q}, user=fake.new_member()) for q in questions)
+        *(fake.invoke_command("ask", {"question": q}, user=fake.new_member(), timeout=60) for q in questions)
     )
-    assert all(r.response_type in (4, 5) and r.latency < 3.0 for r in recs)
+    # each answered once, its first response accepted within Discord's window (the fake refuses a late one)
+    assert all(r.response_type in (4, 5) and len(r.callbacks) == 1 and r.response_age <= 3.0 for r in recs)
 
 
 async def test_every_request_was_valid_and_known(judge) -> None:

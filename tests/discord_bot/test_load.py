@@ -1,13 +1,17 @@
 """Load against the real bot process through the fake Discord (loopback only, bounded).
 
-A burst of 1,000 interactions created at the same moment, and a short steady rate with /reload
-in the middle: every interaction gets exactly one valid first response within Discord's 3
-seconds of its creation and then its answer (or the busy reply), none is lost or refused, and
-no answer mixes two index builds. The one-minute run with figures is benchmarks/load.py.
+A burst of 1,000 interactions created at the same moment, and a short steady rate with /reload in
+the middle. What is asserted holds on any machine, however loaded: every interaction is answered
+exactly once (a first response accepted within Discord's 3 seconds, then the answer), told "busy",
+or skipped because it had expired (the bot logs ``outcome=expired``; nothing is accepted after the
+deadline); some are answered; interactions delivered already expired (the fake's ``age=``) get
+nothing; no answer mixes two index builds and the new build does answer. How many are answered in
+time and how fast is the machine's business: those figures are benchmarks/load.py's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,10 +19,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from fakediscord import FakeDiscord
-from fakediscord.load import LoadRun, Workload, write_rulings
+from fakediscord.load import LoadRun, Sent, Workload, expired_by_user, write_rulings
 from fakediscord.process import BotProcess
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.load]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,11 +33,12 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tupl
     rulings = work / "rulings"
     write_rulings(rulings, "alpha")
     async with FakeDiscord() as fake:
-        env = {"L5R_HOUSE_RULINGS": str(rulings), "OWNER_IDS": str(fake.owner.id)}
+        env = {"L5R_HOUSE_RULINGS": str(rulings), "OWNER_IDS": str(fake.owner.id), "LOG_FORMAT": "json"}
         async with BotProcess(fake, work / "bot", env) as bot:
             await bot.wait_healthy(120)
             yield fake, bot, rulings
-    assert "Traceback" not in bot.log_text(), bot.log_text()[-3000:]
+    tracebacks = [line for line in bot.log_text().splitlines() if "Traceback" in line]
+    assert tracebacks == [], "\n".join(t[-3000:] for t in tracebacks[:3])
 
 
 def workload(fake: FakeDiscord, users: int) -> Workload:
@@ -41,41 +46,44 @@ def workload(fake: FakeDiscord, users: int) -> Workload:
     return Workload(fake, [i["q"] for i in data["search"]], [i["q"] for i in data["define"]], users=users)
 
 
-async def test_a_burst_of_1000_interactions_each_gets_one_valid_response_in_time(served) -> None:
+async def test_a_burst_of_1000_interactions_each_answered_once_busy_or_expired(served) -> None:
     fake, bot, _ = served
     load = LoadRun(fake, workload(fake, 1000))
-    await load.burst(1000)
-    await load.settle(60)
-    assert load.problems() == []
-    summary = load.summary()
-    assert summary["sent"] == 1000 and summary["lost"] == 0
-    assert summary["answered"] + summary["busy"] == 1000
-    assert summary["first_max_ms"] < 3000
+    await load.burst(1000, stale=20)
+    await load.settle(180)
+    assert load.violations(expired_by_user(bot.log_text())) == [], load.outcomes()
+    assert load.outcomes()["answered"] > 0, load.outcomes()
+    assert sum(s.stale for s in load.sent) == 20
     status, health = await bot.health()
     assert status == 200, health
 
 
-async def test_steady_load_with_a_reload_in_the_middle_fails_nothing_and_mixes_no_builds(served) -> None:
-    fake, _, rulings = served
+async def test_steady_load_with_a_reload_in_the_middle_mixes_no_builds_and_the_new_build_answers(served) -> None:
+    fake, bot, rulings = served
     load = LoadRun(fake, workload(fake, 200))
     await load.steady(50, 6, reload_at=3, rulings=rulings)
-    # On a loaded machine the reload can outlast the run; keep the load on until it has answered, so that
-    # answers from after the reload are seen too (the reload's length is the benchmark's business, not this test's).
-    assert load.reload is not None
-    await load.reload.wait_until(lambda r: r.settled, 120)
-    await load.steady(50, 1, phase="after reload")
-    await load.settle(60)
-    assert load.problems() == []
+    # However long the reload takes on this machine (the benchmark's business), it answers; if the
+    # /reload itself expired in the crowd, it is sent again.
+    reload = await load.ensure_reloaded(300)
+    assert "Reloaded" in FakeDiscord.text_of(reload.message), FakeDiscord.text_of(reload.message)
+    # After the reload replied, /define terrain shows the new build: ask until one is answered.
+    user = fake.new_member("after-reload")
+    for _ in range(120):
+        rec = await fake.invoke_command("define", {"term": "terrain"}, user=user, settle=False)
+        load.sent.append(Sent("define terrain", rec, "after reload"))
+        await load.settle(30)
+        if load.builds_seen()["beta"]:
+            break
+        await asyncio.sleep(1)
+    await load.settle(180)
+    assert load.violations(expired_by_user(bot.log_text())) == [], load.outcomes()
     assert load.build_problems() == []
     seen = load.builds_seen()
-    assert seen["alpha"] > 0 and seen["beta"] > 0, seen  # answers came from both builds, each whole
-    assert load.reload is not None and "Reloaded" in FakeDiscord.text_of(load.reload.message)
+    assert seen["beta"] > 0, (seen, load.outcomes())  # the new build answers, each answer whole
 
 
 async def test_the_build_check_catches_a_mixed_or_missing_ruling() -> None:
     """The checker itself: an answer with one build's title and the other's text, or none, is reported."""
-    from fakediscord.load import Sent
-
     fake = FakeDiscord()
     load = LoadRun(fake, Workload.__new__(Workload))
     texts = {
@@ -92,3 +100,38 @@ async def test_the_build_check_catches_a_mixed_or_missing_ruling() -> None:
     problems = load.build_problems()
     assert len(problems) == 2
     assert "texts ['beta'], titles ['alpha']" in problems[0] and "texts [], titles []" in problems[1]
+
+
+async def test_the_outcome_check_catches_a_lost_a_doubled_and_a_late_answer() -> None:
+    """The checker itself: no response without an ``expired`` log line, two first responses, an answer to
+    an interaction delivered expired and an acknowledgement never followed by the answer are reported;
+    a logged expiry and a plain answer are not."""
+    from collections import Counter
+
+    fake = FakeDiscord()
+    load = LoadRun(fake, Workload.__new__(Workload))
+    users = [fake.new_member(f"u{i}") for i in range(6)]
+
+    def sent(i: int, callbacks: list[dict], *, stale: bool = False, age: float = 10.0, message: str = "") -> None:
+        rec = fake.create_interaction()
+        rec.user = users[i]
+        rec.created_at -= age
+        rec.callbacks.extend(callbacks)
+        if callbacks:
+            rec.callback_at = rec.created_at + 1.0
+        if message:
+            rec.original_message_id = 2000 + i
+            fake.messages[2000 + i] = {"content": message, "embeds": [], "flags": 0}
+        load.sent.append(Sent("define", rec, "burst", stale=stale))
+
+    sent(0, [{"type": 4}], message="Target: an answer")  # fine
+    sent(1, [])  # no response, logged expired: fine
+    sent(2, [])  # no response, nothing logged: lost
+    sent(3, [{"type": 4}, {"type": 4}], message="Target: twice")
+    sent(4, [{"type": 4}], stale=True, message="Target: answered though expired on arrival")
+    sent(5, [{"type": 5}], message="")  # deferred, never followed up
+    found = load.violations(Counter({users[1].id: 1}))
+    assert len(found) == 4, found
+    assert "lost" in found[-1] and str(users[2].id) in found[-1]
+    assert any("2 first responses" in f for f in found) and any("delivered expired" in f for f in found)
+    assert any("never answered" in f for f in found)

@@ -8,14 +8,23 @@ up). A "busy" reply is a valid answer, counted apart.
 ``/reload`` can be run in the middle with the house rulings switched from one version to another;
 every ``/define terrain`` answer must then show one version's ruling whole (title and text of the
 same build), never a mix and never none.
+
+Two ways to judge a run. ``problems()`` is the benchmark's: every interaction answered in time, none
+lost; how many are lost depends on the machine's speed, so it is a figure, not a test. ``violations()``
+is what holds on any machine: each interaction was answered exactly once, told "busy", or skipped
+because it had expired (no accepted response; the bot logged ``outcome=expired`` for it), and no
+response was accepted after its deadline. ``burst(stale=...)`` adds interactions created long
+enough ago (the fake's ``age=``) that the bot must skip them whatever the machine's speed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +35,7 @@ from .server import FakeDiscord, InteractionRecord
 
 BUSY_PREFIX = "The judge is busy right now"
 WINDOW = 3.0
+STALE_AGE = 2.9  # created this long ago, an interaction is past the bot's EXPIRE_AT (2.75 s) on arrival
 
 RULING = """# Load test rulings
 
@@ -57,6 +67,22 @@ class Sent:
     kind: str
     rec: InteractionRecord
     phase: str
+    stale: bool = False  # delivered already expired (``age=STALE_AGE``): the bot must send nothing
+
+
+def expired_by_user(log_text: str) -> Counter[int]:
+    """How many ``outcome=expired`` answer lines the bot logged per user (``LOG_FORMAT=json``)."""
+    out: Counter[int] = Counter()
+    for line in log_text.splitlines():
+        if not line.startswith("{") or '"expired"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("message") == "answer" and record.get("outcome") == "expired" and record.get("user"):
+            out[int(record["user"])] += 1
+    return out
 
 
 @dataclass
@@ -121,9 +147,18 @@ class LoadRun:
         rec = await make()
         self.sent.append(Sent(kind, rec, phase))
 
-    async def burst(self, n: int, phase: str = "burst") -> None:
-        """``n`` interactions at once (created within a few milliseconds of each other)."""
-        await asyncio.gather(*(self._send(phase) for _ in range(n)))
+    async def _send_stale(self, phase: str) -> None:
+        user = self.workload.next_user()
+        rec = await self.fake.invoke_command("define", {"term": "target"}, user=user, age=STALE_AGE, settle=False)
+        self.sent.append(Sent("define", rec, phase, stale=True))
+
+    async def burst(self, n: int, phase: str = "burst", stale: int = 0) -> None:
+        """``n`` interactions at once (created within a few milliseconds of each other), plus ``stale``
+        ones spread among them that were created ``STALE_AGE`` seconds ago."""
+        sends = [self._send(phase) for _ in range(n)]
+        for k in range(stale):
+            sends.insert((k + 1) * len(sends) // (stale + 1), self._send_stale(phase))
+        await asyncio.gather(*sends)
 
     async def steady(self, rate: float, seconds: float, phase: str = "steady", reload_at: float | None = None,
                      rulings: Path | None = None) -> None:
@@ -146,16 +181,37 @@ class LoadRun:
         await asyncio.gather(*tasks)
 
     async def settle(self, timeout: float = 60.0) -> None:
-        """Wait until every interaction has its final answer (or ``timeout``; the rest count as lost)."""
+        """Wait until every interaction has its final answer or can no longer get one (no first response
+        and its window is over), or ``timeout``; the rest count as lost."""
         deadline = time.perf_counter() + timeout
 
         def done() -> bool:
-            return all(self._final(s) or time.perf_counter() > deadline for s in self.sent)
+            now = time.perf_counter()
+            return all(self._final(s) or self._window_over(s, now) or now > deadline for s in self.sent)
 
         while not done():
             await asyncio.sleep(0.1)
         if self.reload is not None:
             await self.reload.wait_until(lambda r: r.settled, max(1.0, deadline - time.perf_counter()))
+
+    @staticmethod
+    def _window_over(s: Sent, now: float) -> bool:
+        """No first response was accepted and none can be any more (the fake refuses after the window)."""
+        return not s.rec.callbacks and now > s.rec.created_at + WINDOW + 0.5
+
+    async def ensure_reloaded(self, timeout: float) -> InteractionRecord:
+        """The /reload sent during the run, or, if it expired unanswered (on a slow machine it can, like
+        any interaction), a new one: wait (up to ``timeout``) until one has answered and return it."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            rec = self.reload
+            if rec is None or (not rec.callbacks and self._window_over(Sent("reload", rec, ""), time.perf_counter())):
+                self.reload = rec = await self.fake.invoke_command("reload", user=self.fake.owner, settle=False)
+            if rec.settled:
+                return rec
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"/reload not answered in {timeout} s: {rec.describe()}")
+            await asyncio.sleep(0.2)
 
     def _final(self, s: Sent) -> bool:
         rec = s.rec
@@ -185,6 +241,53 @@ class LoadRun:
             elif s.kind != "autocomplete" and self._text(rec).startswith("Sorry"):
                 out.append(f"{s.kind} {rec.id}: failed: {self._text(rec)[:80]}")
         return out
+
+    def violations(self, expired: Counter[int]) -> list[str]:
+        """What must hold on any machine, however slow: each interaction answered exactly once (a first
+        response accepted within its window, then the final answer), told "busy", or skipped because it
+        had expired. Skipped means no first response was accepted and the bot logged ``outcome=expired``
+        (``expired``: those lines per user, from ``expired_by_user``); an autocomplete is dropped without
+        an INFO line, so for it the closed window is enough. A stale interaction (``burst(stale=...)``)
+        must get nothing at all, not even a late attempt."""
+        out = []
+        unexplained: Counter[int] = Counter()
+        for s in self.sent:
+            rec = s.rec
+            what = f"{s.kind}{' (stale)' if s.stale else ''} {rec.id}"
+            other = [c for c in rec.rejected if not (isinstance(c.response, dict) and c.response.get("code") == 10062)]
+            if other:
+                out.append(f"{what}: refused {[(c.status, c.response) for c in other][:2]}")
+            elif len(rec.callbacks) > 1:
+                out.append(f"{what}: {len(rec.callbacks)} first responses")
+            elif s.stale and (rec.callbacks or rec.rejected):
+                out.append(f"{what}: delivered expired, yet the bot responded")
+            elif rec.callbacks and (rec.response_age is None or rec.response_age > WINDOW):
+                out.append(f"{what}: first response accepted after {rec.response_age} s")
+            elif rec.callbacks and not self._final(s):
+                out.append(f"{what}: acknowledged and never answered")
+            elif rec.callbacks and s.kind != "autocomplete" and self._text(rec).startswith("Sorry"):
+                out.append(f"{what}: failed: {self._text(rec)[:80]}")
+            elif not rec.callbacks and not self._window_over(s, time.perf_counter()):
+                out.append(f"{what}: no response yet and its window still open (judged too early)")
+            elif not rec.callbacks and s.kind != "autocomplete":
+                unexplained[rec.user.id] += 1
+        for user, n in unexplained.items():
+            if n > expired[user]:
+                out.append(f"user {user}: {n} interaction(s) without a response, {expired[user]} logged expired (lost)")
+        return out
+
+    def outcomes(self) -> Counter[str]:
+        """How many were answered, told busy, got no first response (expired), or are unfinished."""
+        busy = {id(s) for s in self.busy()}
+
+        def outcome(s: Sent) -> str:
+            if id(s) in busy:
+                return "busy"
+            if not s.rec.callbacks:
+                return "expired"
+            return "answered" if self._final(s) else "unfinished"
+
+        return Counter(outcome(s) for s in self.sent)
 
     @staticmethod
     def _text(rec: InteractionRecord) -> str:
