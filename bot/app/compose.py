@@ -486,7 +486,7 @@ class Composer:
         blocks: list[Block] = [head]
         if entry.kind == "banned":  # "is X legal in my deck?": say what the line means, not only quote it
             blocks.append(Line(runs(f"On {entry.document}'s banned list: ", strong("banned"), " (",
-                                    code("/banned"), " tells versions and dates apart).")))
+                                    code("/banned"), " tells versions and dates apart)."), role="status"))
         pair = hit.companion if hit.paragraph == paragraph else None  # the rule, or the example, quoted too
         if pair is not None and 0 <= pair.paragraph < paragraph:  # the rule an example illustrates comes first
             blocks += self._companion(entry, pair)

@@ -30,6 +30,9 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PHONE = {"width": 390, "height": 844}
+# How long a page may take to show what it should: generous, because the suite runs on two workers on a
+# machine that may be busy (Pagefind's UI script is loaded and parsed before the search box shows).
+PATIENT_MS = 60_000
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -175,6 +178,7 @@ def test_encoded_script_links_do_not_run(tmp_path: Path, browser: object) -> Non
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    context.set_default_timeout(PATIENT_MS)  # type: ignore[attr-defined]
     try:
         page = context.new_page()
         dialogs: list[str] = []
@@ -264,6 +268,8 @@ def test_search_lands_on_the_entry(
 
     base, _ = site
     context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    context.set_default_timeout(PATIENT_MS)  # type: ignore[attr-defined]
+    expect.set_options(timeout=PATIENT_MS)
     page = context.new_page()
     errors = _watch_errors(page)
     page.goto(base + "index.html")
@@ -298,6 +304,8 @@ def test_search_from_another_page_and_for_nonsense(site: tuple[str, list[Entry]]
 
     base, _ = site
     context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    context.set_default_timeout(PATIENT_MS)  # type: ignore[attr-defined]
+    expect.set_options(timeout=PATIENT_MS)
     page = context.new_page()
     errors = _watch_errors(page)
     page.goto(base + "house.html")
@@ -324,6 +332,8 @@ def test_search_from_a_file_says_how_to_serve_the_folder(site_dir: tuple[Path, l
 
     out, _ = site_dir
     context = browser.new_context(viewport=PHONE, java_script_enabled=True)  # type: ignore[attr-defined]
+    context.set_default_timeout(PATIENT_MS)  # type: ignore[attr-defined]
+    expect.set_options(timeout=PATIENT_MS)
     page = context.new_page()
     page.goto((out / "index.html").as_uri())
     search = page.locator("#search")

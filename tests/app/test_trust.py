@@ -71,8 +71,11 @@ def check_ask(engine: Engine, text: str) -> list[tuple[Entry, int | None]]:
         assert paragraph is not None, block
         first, last = entry.paragraph_lines(paragraph)
         assert (int(cited["first"]), int(cited["last"] or cited["first"])) == (first, last)
+        if entry.kind == "banned":  # "On …'s banned list: banned" comes before the quoted line
+            block = [block[0], *block[2:]]
         assert block[1].startswith("> "), block  # never an empty quote
-        assert block[1][2:].rstrip("…")[:40] in entry.paragraphs[paragraph], (block[1], paragraph)
+        quote = block[1][2:].replace("▶", "").replace("◀", "")  # the answering sentence's marks are not text
+        assert quote.rstrip("…")[:40] in entry.paragraphs[paragraph], (block[1], paragraph)
         amends = ("In ", "Earlier, ", "House ruling ", "The ruleset states", ">")
         dated = [line for line in block[1:-1] if _ISO.search(line) and not line.startswith(amends)]
         own = entry.paragraph_changes(paragraph)

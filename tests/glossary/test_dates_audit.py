@@ -112,7 +112,8 @@ def audit(corpus: Corpus) -> Counter[str]:
         for p in range(len(entry.paragraphs)):
             # The engine may hand the composer every change; it must show only this paragraph's.
             group = composer.hit_group(1, Hit(entry, 1.0, [], p, list(entry.changes)))
-            head, quoted, *rows, cite = group.blocks
+            # A banned-list line's "banned" status line (role "status") sits between the head and the quote.
+            head, quoted, *rows, cite = [b for b in group.blocks if not (isinstance(b, Line) and b.role == "status")]
             assert isinstance(head, Line) and isinstance(quoted, Quote) and quoted.text == entry.paragraphs[p]
             assert isinstance(cite, Citation) and cite.paragraph == p
             own = entry.paragraph_changes(p)  # its own stamps and the whole entry's (checked above)
