@@ -183,6 +183,6 @@ async def test_a_flood_of_idle_and_broken_connections_leaves_the_endpoint_answer
     malformed = [line for line in log.splitlines() if "malformed request from" in line]
     assert 1 <= len(malformed) <= 3, malformed  # one note per 30 s, however many there were
     assert all(len(line) < 300 for line in malformed), malformed
-    if size >= 4 * LIMIT:
+    if counters["evicted"]:  # whether any were evicted depends on how fast the flood was opened (above)
         assert "closing the oldest idle ones (HEALTH_MAX_CONNECTIONS)" in log
     assert f"sent no complete request in {HEADER_TIMEOUT:g} s (HEALTH_HEADER_TIMEOUT)" in log
