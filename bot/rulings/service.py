@@ -365,14 +365,24 @@ class RulingsService:
 
     # -- the poll --------------------------------------------------------------------------------
     async def _poll_loop(self) -> None:
+        await self._repeat(self.poll, "poll", self.poll_seconds, wait_first=True)
+
+    async def _repeat(
+        self, step: Callable[[], Awaitable[object]], what: str, every: float, *, wait_first: bool
+    ) -> None:
+        """Run ``step`` every ``every`` seconds for good: a database error marks the database down, any other
+        error is logged; neither stops the loop (the poll and the purge share this)."""
         while True:
-            await asyncio.sleep(self.poll_seconds)
+            if wait_first:
+                await asyncio.sleep(every)
             try:
-                await self.poll()
+                await step()
             except DB_ERRORS as exc:
                 self._mark_down(exc)
-            except Exception:  # a bug here must not stop the polling for good
-                log.exception("rulings poll failed")
+            except Exception:  # a bug here must not stop the loop for good
+                log.exception("rulings %s failed", what)
+            if not wait_first:
+                await asyncio.sleep(every)
 
     async def poll(self) -> None:
         """One round: reconnect/migrate if needed, load wanted scopes, reload changed ones, follow /reload."""
@@ -583,14 +593,7 @@ class RulingsService:
 
     async def _purge_loop(self, ready: Callable[[], Awaitable[object]], every: float) -> None:
         await ready()
-        while True:
-            try:
-                await self.purge_expired()
-            except DB_ERRORS as exc:
-                self._mark_down(exc)
-            except Exception:  # a bug here must not stop the purging for good
-                log.exception("rulings purge failed")
-            await asyncio.sleep(every)
+        await self._repeat(self.purge_expired, "purge", every, wait_first=False)
 
     async def unmarked(self) -> list[str]:
         """The scopes with data whose server is taken to have the bot (raises Unavailable)."""
