@@ -51,7 +51,7 @@ async def test_sqlite_online_backup_while_the_database_is_open_restores(tmp_path
     shutil.copy(backup, restored / "rulings.sqlite3")
     engine = make_engine(resolve_url(None, restored))
     try:
-        assert await migrate(engine) == "0003"
+        assert await migrate(engine) == "0006"
         await _check(RulingsRepository(engine), ruling_id)
     finally:
         await engine.dispose()
@@ -72,7 +72,7 @@ async def test_postgresql_pg_dump_restores_into_a_new_database(postgres, tmp_pat
     postgres.tool("pg_restore", "--no-owner", "--dbname", "restored_backup", str(dump))
     engine = make_engine(resolve_url(copy_url, tmp_path))
     try:
-        assert await migrate(engine) == "0003"
+        assert await migrate(engine) == "0006"
         await _check(RulingsRepository(engine), ruling_id)
     finally:
         await engine.dispose()

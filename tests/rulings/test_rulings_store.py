@@ -43,8 +43,8 @@ def draft(title: str = "Terrain during a duel", text: str = "No Terrain may be p
 async def test_migrations_create_the_schema_and_are_idempotent(database_url: str, tmp_path: Path) -> None:
     engine = make_engine(resolve_url(database_url, tmp_path))
     try:
-        assert await migrate(engine) == head_revision() == "0003"
-        assert await migrate(engine) == "0003"  # a second process starting: nothing to do
+        assert await migrate(engine) == head_revision() == "0006"
+        assert await migrate(engine) == "0006"  # a second process starting: nothing to do
         async with engine.connect() as conn:
             tables = await conn.run_sync(lambda c: set(inspect(c).get_table_names()))
         assert {"scopes", "rulings", "ruling_versions", "counters", "alembic_version"} <= tables
@@ -56,7 +56,7 @@ async def test_migrations_create_the_schema_and_are_idempotent(database_url: str
 async def test_processes_migrating_at_once_do_not_trip_over_each_other(database_url: str, tmp_path: Path) -> None:
     engines = [make_engine(resolve_url(database_url, tmp_path)) for _ in range(3)]
     try:
-        assert await asyncio.gather(*(migrate(e) for e in engines)) == ["0003"] * 3
+        assert await asyncio.gather(*(migrate(e) for e in engines)) == ["0006"] * 3
     finally:
         for e in engines:
             await e.dispose()
