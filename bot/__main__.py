@@ -6,6 +6,7 @@ python -m bot console              # console even with a token
 python -m bot ask "/define target" # answer one command and exit
 python -m bot health               # ask the running bot's /healthz (HEALTH_PORT): exit 0 healthy, 1 not
 python -m bot export site/         # write the browsable HTML rulebook into site/ (--sources, --title)
+python -m bot diff --old A --new B # the digest between two versions of the sources, as the bot posts it
 
 The bot stops cleanly on SIGTERM or SIGINT (gateway closed with 1000, answers in flight
 finished, exit 0); a second signal stops waiting for them.
@@ -48,7 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a source file or folder (repeatable; default: L5R_SOURCES and L5R_HOUSE_RULINGS, else the shipped rules)",
     )
     export.add_argument("--title", default=None, help="the title on every page (default: L5R rules judge: rulebook)")
+    diff = sub.add_parser("diff", help="the digest between two versions of the sources, as the bot posts it")
+    diff.add_argument("--old", nargs="+", required=True, metavar="PATH", help="the earlier source files or folders")
+    diff.add_argument("--new", nargs="+", required=True, metavar="PATH", help="the later source files or folders")
     args = parser.parse_args(argv)
+    if args.mode == "diff":
+        return print_digest(args.old, args.new)
 
     try:
         settings = Settings.from_env()
@@ -86,6 +92,27 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge.from_settings(engine, settings)
     once = " ".join(args.command) if mode == "ask" else None
     return run_console(judge, once)
+
+
+def print_digest(old: list[str], new: list[str]) -> int:
+    """The digest between two versions of the sources, composed as the bot posts it, as plain text."""
+    from bot.app.digest import digest
+    from bot.app.renderers.text import render
+    from glossary.diff import diff
+    from glossary.loader import load_corpus, unreadable_message, unreadable_sources
+
+    versions = []
+    for name, paths in (("old", old), ("new", new)):
+        unreadable = unreadable_sources([Path(p) for p in paths])
+        if unreadable:
+            print(f"error: --{name}: {unreadable_message(unreadable)}", file=sys.stderr)
+            return 1
+        corpus = load_corpus([Path(p) for p in paths])
+        for err in corpus.errors:
+            print(f"warning: --{name}: {err}", file=sys.stderr)
+        versions.append(corpus.entries)
+    print(render(digest(diff(versions[0], versions[1]))))
+    return 0
 
 
 def check_health(settings: Settings) -> int:

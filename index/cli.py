@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     ch.add_argument("--until", default=None)
     ch.add_argument("--source", default=None)
     sub.add_parser("stats", parents=[common], help="what is loaded and where the index lives")
+    df = sub.add_parser("diff", parents=[common], help="the digest between two versions of the sources")
+    df.add_argument("--old", type=Path, nargs="+", required=True, help="the earlier source files or folders")
+    df.add_argument("--new", type=Path, nargs="+", required=True, help="the later source files or folders")
     return p
 
 
@@ -154,6 +157,9 @@ def run(argv: list[str] | None = None) -> int:
         print(f"python -m index: error: {args.command}: the {text} is empty", file=sys.stderr)
         return EXIT_USAGE
     from glossary.loader import unreadable_message, unreadable_sources
+
+    if args.command == "diff":  # two sets of files, no index: parsed with the loaders and compared
+        return _diff(args)
     from index.engine import Engine
 
     unreadable = unreadable_sources(args.sources)
@@ -257,6 +263,77 @@ def _dispatch(engine: Engine, args: argparse.Namespace, progress: StderrProgress
         _emit(args, rows, human_banned)
         return 0
     raise AssertionError(cmd)  # pragma: no cover - argparse restricts commands
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """``diff --old … --new …``: the facts between two versions of the sources (``glossary.diff``); the bot
+    posts the same facts composed as an answer (``python -m bot diff`` prints that answer)."""
+    from glossary.diff import diff
+    from glossary.loader import load_corpus, unreadable_message, unreadable_sources
+
+    corpora = []
+    for name in ("old", "new"):
+        paths = getattr(args, name)
+        unreadable = unreadable_sources(paths)
+        if unreadable:
+            print(f"python -m index: error: --{name}: {unreadable_message(unreadable)}", file=sys.stderr)
+            return EXIT_ERROR
+        corpus = load_corpus(paths)
+        for err in corpus.errors:
+            print(f"python -m index: warning: --{name}: {err}", file=sys.stderr)
+        if not corpus.entries:
+            print(f"python -m index: error: --{name}: no entries loaded", file=sys.stderr)
+            return EXIT_ERROR
+        corpora.append(corpus)
+    found = diff(corpora[0].entries, corpora[1].entries)
+    _emit(args, found.to_dict(), lambda: print(digest_text(found)))
+    return 0
+
+
+def digest_text(found: Any) -> str:
+    """The digest's facts as plain lines: each change with its file and lines, texts verbatim."""
+    from glossary.diff import SourceDiff
+
+    assert isinstance(found, SourceDiff)
+    if found.empty:
+        return "No changes: the two versions have the same entries and paragraph texts."
+    counts = found.counts()
+    out = ["Digest: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if v)]
+    out += [f"FILE ADDED  {f}" for f in found.files_added] + [f"FILE REMOVED  {f}" for f in found.files_removed]
+    for change in found.entries:
+        e = change.entry
+        out.append(f"{change.status.upper():8} {e.label}  [{e.id}]  {citation(e)}")
+        for p in change.paragraphs:
+            if p.old_index is not None and change.old is not None:
+                where = f"{paragraph_name(change.old, p.old_index)}, {_lines(change.old, p.old_index)}"
+                out.append(f"   before ({where}):")
+                out.append(_indent(p.before or ""))
+            if p.new_index is not None and change.new is not None:
+                label = "after" if p.status == "changed" else "added"
+                where = f"{paragraph_name(change.new, p.new_index)}, {_lines(change.new, p.new_index)}"
+                out.append(f"   {label} ({where}):")
+                out.append(_indent(p.after or ""))
+        for stamp in change.stamps:
+            out.append(f"   new stamp {stamp.raw} (line {stamp.line})")
+    for e in found.updates:
+        out.append(f"NEW UPDATE  {e.label}  {citation(e)}")
+        out.append(_indent(e.text))
+    for e in found.banned_added:
+        out.append(f"BANNED  {e.title}" + (f" ({e.group})" if e.group else "") + f"  {citation(e)}")
+    for e in found.banned_removed:
+        out.append(f"NO LONGER BANNED  {e.title}  (was {citation(e)})")
+    return "\n".join(out)
+
+
+def _indent(text: str) -> str:
+    """Verbatim text under a label: each line indented, nothing re-wrapped."""
+    return "\n".join("      " + line for line in text.split("\n"))
+
+
+def _lines(entry: Entry, index: int) -> str:
+    first, last = entry.paragraph_lines(index)
+    span = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f"{entry.location.file} {span}"
 
 
 def main(argv: list[str] | None = None) -> int:

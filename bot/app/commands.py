@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 # Answer kinds: one letter each, because they travel inside 100-character button ids.
 ENTRY, DEFINE, ASK, RULE, CHANGES, BANNED, ABOUT, HELP = "e", "d", "a", "r", "c", "b", "i", "h"
+DIGEST = "g"  # a digest between two versions of the sources (bot.app.digest): paged by its own button, never rebuilt
 
 
 @dataclass(frozen=True)
