@@ -25,7 +25,16 @@ from typing import Any
 from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.rulings.schema import RULINGS_COUNTER, counters, feedback, ruling_versions, rulings, scopes
+from bot.rulings.schema import (
+    RULINGS_COUNTER,
+    counters,
+    digest_deliveries,
+    feedback,
+    ruling_versions,
+    rulings,
+    scopes,
+    subscriptions,
+)
 
 DELETED_ID = "0"  # no Discord user has id 0
 DELETED_NAME = "deleted user"
@@ -134,6 +143,9 @@ async def _delete(conn: AsyncConnection, scope_list: Sequence[str]) -> dict[str,
         return found
     ids = select(rulings.c.id).where(rulings.c.scope.in_(scope_list)).scalar_subquery()
     await conn.execute(delete(feedback).where(feedback.c.scope.in_(scope_list)))
+    subs = select(subscriptions.c.id).where(subscriptions.c.scope.in_(scope_list)).scalar_subquery()
+    await conn.execute(delete(digest_deliveries).where(digest_deliveries.c.subscription_id.in_(subs)))
+    await conn.execute(delete(subscriptions).where(subscriptions.c.scope.in_(scope_list)))  # /changes subscribe
     await conn.execute(delete(ruling_versions).where(ruling_versions.c.ruling_id.in_(ids)))
     await conn.execute(delete(rulings).where(rulings.c.scope.in_(scope_list)))
     await conn.execute(delete(scopes).where(scopes.c.scope.in_(scope_list)))

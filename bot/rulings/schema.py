@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -103,6 +104,66 @@ feedback = Table(
     Column("reviewed_by", String(32)),  # the judge who confirmed it (a Discord user id)
     Column("reviewed_at", DateTime(timezone=True)),
     Index("ix_feedback_scope_status", "scope", "status"),
+)
+
+# The sources as a bot process last read them (bot.rulings.digests): a snapshot of their entries per fingerprint
+# (glossary.diff), which fingerprint the last digest brought them to, each digest between two of them, the
+# channels subscribed to digests (/changes subscribe) and one delivery row per digest and channel.
+source_snapshots = Table(
+    "source_snapshots",
+    metadata,
+    Column("fingerprint", String(64), primary_key=True),  # glossary.diff.fingerprint
+    Column("data", LargeBinary, nullable=False),  # zlib-compressed JSON of glossary.diff.snapshot
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+source_head = Table(
+    "source_head",
+    metadata,
+    Column("name", String(32), primary_key=True),  # "sources": one row
+    Column("fingerprint", String(64), nullable=False),  # the version the latest digest brought the sources to
+    Column("generation", BigInteger, nullable=False),  # bumped by each move: who moves it from N sends digest N
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+digests = Table(
+    "digests",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("generation", BigInteger, nullable=False),  # the head's generation it moved from: one digest each
+    Column("old_fingerprint", String(64), nullable=False),
+    Column("new_fingerprint", String(64), nullable=False),
+    Column("summary", Text, nullable=False),  # one line of counts (for the log)
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("generation", name="uq_digests_generation"),
+)
+
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scope", String(64), ForeignKey("scopes.scope"), nullable=False),
+    Column("channel_id", String(32), nullable=False),
+    Column("status", String(16), nullable=False),  # "active" | "failed" (the bot cannot post there: not retried)
+    Column("created_by", String(32), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("failed_at", DateTime(timezone=True)),
+    Column("failure", Text),  # what Discord said, e.g. "403 Missing Access"
+    UniqueConstraint("scope", "channel_id", name="uq_subscriptions_scope_channel"),
+)
+
+digest_deliveries = Table(
+    "digest_deliveries",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("digest_id", Integer, ForeignKey("digests.id"), nullable=False),
+    Column("subscription_id", Integer, ForeignKey("subscriptions.id"), nullable=False),
+    Column("status", String(16), nullable=False),  # "pending" | "sending" | "sent" | "failed"
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("claimed_at", DateTime(timezone=True)),  # when a process took it to send (the database decides who)
+    Column("message_id", String(32)),
+    Column("error", Text),
+    UniqueConstraint("digest_id", "subscription_id", name="uq_digest_deliveries_digest_subscription"),
 )
 
 counters = Table(
