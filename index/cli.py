@@ -57,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     ):
         sp = sub.add_parser(name, parents=[common], help=helptext)
         sp.add_argument(arg, nargs="+")
+        sp.add_argument("--as-of", dest="as_of", default=None, help="as the sources stood on this date (YYYY-MM-DD)")
         if name == "search":
             sp.add_argument("--source", default=None, help="only this source (glossary, obsidian-hand, house)")
             sp.add_argument("--since", default=None, help="only entries changed on/after this date (YYYY-MM-DD)")
@@ -65,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     ch.add_argument("--until", default=None)
     ch.add_argument("--source", default=None)
     sub.add_parser("stats", parents=[common], help="what is loaded and where the index lives")
+    hs = sub.add_parser("history", parents=[common], help="every dated change of an entry, oldest first")
+    hs.add_argument("term", nargs="+")
     df = sub.add_parser("diff", parents=[common], help="the digest between two versions of the sources")
     df.add_argument("--old", type=Path, nargs="+", required=True, help="the earlier source files or folders")
     df.add_argument("--new", type=Path, nargs="+", required=True, help="the later source files or folders")
@@ -152,7 +155,9 @@ def run(argv: list[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         print("python -m index: error: --limit must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    text = {"define": "term", "search": "question", "section": "ref", "banned": "card"}.get(args.command)
+    text = {"define": "term", "search": "question", "section": "ref", "banned": "card", "history": "term"}.get(
+        args.command
+    )
     if text and not " ".join(getattr(args, text)).strip():  # `define ""` is a mistake, not "No entry found."
         print(f"python -m index: error: {args.command}: the {text} is empty", file=sys.stderr)
         return EXIT_USAGE
@@ -186,6 +191,10 @@ def run(argv: list[str] | None = None) -> int:
 def _dispatch(engine: Engine, args: argparse.Namespace, progress: StderrProgress) -> int:
     cmd = args.command
     limit = args.limit or 5
+    if cmd == "history" or getattr(args, "as_of", None) is not None:  # dated answers: index.cli_dated
+        from index import cli_dated
+
+        return cli_dated.dispatch(engine, args)
     if cmd in ("build", "stats"):
         stats = engine.stats()
         if cmd == "build" and not stats["rebuilt"]:  # opening just built it (none, stale or corrupt): once is enough

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 # Answer kinds: one letter each, because they travel inside 100-character button ids.
 ENTRY, DEFINE, ASK, RULE, CHANGES, BANNED, ABOUT, HELP = "e", "d", "a", "r", "c", "b", "i", "h"
 DIGEST = "g"  # a digest between two versions of the sources (bot.app.digest): paged by its own button, never rebuilt
+HISTORY = "t"  # /history: an entry's dated changes (a time line)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ class Command:
 
 
 PRIVATE = Option("private", "Only you see the answer (you can still post it in the channel)")
+# The rules as the loaded sources stood on a day (the judge's bot.app.dated words what came later).
+AS_OF = Option("as_of", "The rules as they stood on this date, e.g. 2015-11-01")
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -68,6 +71,7 @@ COMMANDS: tuple[Command, ...] = (
         "/define target",
         argument="term",
         argument_help="The term, e.g. Target or Terrain",
+        options=(AS_OF,),
         method="define",
         letter=DEFINE,
         extension="bot.discord_bot.cogs.define",
@@ -79,6 +83,7 @@ COMMANDS: tuple[Command, ...] = (
         "/ask is a terrain an enemy card",
         argument="question",
         argument_help="e.g. is a terrain an enemy card?",
+        options=(AS_OF,),
         method="ask",
         letter=ASK,
         extension="bot.discord_bot.cogs.ask",
@@ -90,6 +95,7 @@ COMMANDS: tuple[Command, ...] = (
         "/rule cardinal rule 2",
         argument="section",
         argument_help="e.g. Cardinal Rule 2, II.F, Deck Construction",
+        options=(AS_OF,),
         method="rule",
         letter=RULE,
         extension="bot.discord_bot.cogs.rule",
@@ -115,10 +121,22 @@ COMMANDS: tuple[Command, ...] = (
         "/banned moshi eihime",
         argument="card",
         argument_help="Card name (leave empty for the whole list)",
+        options=(AS_OF,),
         method="banned",
         letter=BANNED,
         extension="bot.discord_bot.cogs.banned",
-        usage="/banned [card]",
+        usage="/banned [card] [as_of]",
+    ),
+    Command(
+        "history",
+        "Every dated change of an entry, oldest first",
+        "Every dated change of an entry, oldest first, each with the text it dates, and the format updates on it.",
+        "/history terrain",
+        argument="term",
+        argument_help="The term or entry, e.g. Terrain",
+        method="history",
+        letter=HISTORY,
+        extension="bot.discord_bot.cogs.history",
     ),
     Command(
         "open",

@@ -9,10 +9,12 @@ word nothing of their own beyond layout.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from bot.app import dated
 from bot.app.anchors import paragraph_href
 from bot.app.answer import (
     Answer,
@@ -35,6 +37,7 @@ from bot.app.answer import (
     strong,
 )
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
+from glossary import asof
 from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Anomaly, Entry, line_span, ordered_changes, paragraph_name, sort_date
 from index.build.relations import relation_kind
@@ -115,6 +118,26 @@ class Composer:
         self.rulings = rulings or (lambda _entry_id: ())
         self.scope = scope or (lambda _rule, entry_id: _whole(self.lookup(entry_id)))
 
+    day: str | None = None  # answers as the loaded sources stood on this day (``on``); None: as loaded
+    updates: tuple[Entry, ...] = ()  # the update-log records, whose Old wording stands in before their date
+
+    def on(self, day: str, updates: Sequence[Entry]) -> Composer:
+        """This composer answering as of ``day``: what came later is left out and said (``bot.app.dated``)."""
+        composer = copy.copy(self)
+        composer.day, composer.updates = day, tuple(updates)
+        return composer
+
+    def in_force(self, entries: Sequence[Entry]) -> list[Entry]:
+        """The rules and rulings that existed on the day (all of them when answering as loaded)."""
+        return [e for e in entries if self.day is None or asof.in_force(e, self.day)]
+
+    def texts(self, entry: Entry) -> list[Block]:
+        """An entry's paragraphs, verbatim, as the answer's body: as loaded, or as they stood on the day."""
+        if self.day is None:
+            return [Quote(entry, p, k, inline=True) for k, p in enumerate(entry.paragraphs)]
+        state = asof.on_day(entry, self.day, self.updates)
+        return [b for k in range(len(entry.paragraphs)) for b in dated.paragraph_blocks(self, state, k)]
+
     # -- facts about where a text stands ----------------------------------------------------------------
 
     def rulebook_link(self, entry: Entry, paragraph: int | None = None) -> str | None:
@@ -159,7 +182,7 @@ class Composer:
         other paragraphs is left out, and one whose paragraph is not clear is said to concern the entry."""
         out: list[Relation] = []
         updates_seen = 0
-        for rule in self.overriders(entry):
+        for rule in self.in_force(self.overriders(entry)):
             kind = relation_kind(rule)
             scope = self.scope(rule.id, entry.id)
             if paragraph is not None and scope is not None and paragraph not in scope:
@@ -192,7 +215,7 @@ class Composer:
         """This server's own rulings on ``entry`` (a judge names the entry, never a paragraph of it): in an
         entry shown whole each is quoted in full; under a search result it is named, to be opened."""
         out: list[Relation] = []
-        for ruling in self.rulings(entry.id):
+        for ruling in self.in_force(self.rulings(entry.id)):
             if ruling.id == entry.id:
                 continue
             if role == "entry":
@@ -280,14 +303,20 @@ class Composer:
     def entry(self, entry: Entry, *, kind: str = ENTRY, arg: str | None = None, extra: Sequence[Link] = ()) -> Answer:
         """An entry in full: what bears on it in the format first (each naming the paragraphs it concerns),
         then its verbatim text (or, for a bare heading, its sub-headings' text), any restatement of it, the
-        server's rulings, its history and citation."""
+        server's rulings, its history and citation. As of a day, what came later is left out and said."""
         body: list[Block] = []
+        if self.day is not None:
+            state = asof.on_day(entry, self.day, self.updates)
+            if not state.exists:
+                return dated.not_yet(self, state, kind=kind, arg=entry.id if arg is None else arg)
+            later = [r for r in [*self.overriders(entry), *self.rulings(entry.id)] if not asof.in_force(r, self.day)]
+            body += dated.notes(state, later)
         relations = self.relations(entry, None, role="entry")
         body.extend(relations)
         if relations:
             body.append(Line(runs(strong(f"{source_label(entry)} text:"))))
         children = [] if entry.paragraphs else self.children_blocks(entry)
-        body.extend(Quote(entry, p, k, inline=True) for k, p in enumerate(entry.paragraphs))
+        body.extend(self.texts(entry))
         if children:
             body.append(Line(runs(emph("This heading has no text of its own; under it:"))))
             body.extend(children)
@@ -381,7 +410,7 @@ class Composer:
         body: list[Block] = [Line(runs(*intro))]  # type: ignore[arg-type]
         for e in entries:
             body.append(Line(runs(strong(e.label), f" — {source_label(e)}")))
-            body.extend(Quote(e, p, k, inline=True) for k, p in enumerate(e.paragraphs))
+            body.extend(self.texts(e))
             for rel in self.relations(e, None, role="several"):
                 body.append(rel)
             body.extend(self.restatement_blocks(e))
@@ -520,6 +549,10 @@ class Composer:
         """One quoted paragraph of a search result, its words and answering sentence marked, and its dates."""
         blocks: list[Block] = [Quote(entry, entry.paragraphs[paragraph], paragraph, tuple(spans), role="hit",
                                      sentences=tuple(sentence_spans))]
+        if self.day is not None:  # as it stood on the day, and whether it changed after
+            state = asof.on_day(entry, self.day, self.updates)
+            blocks = dated.paragraph_blocks(self, state, paragraph, inline=False, role="hit", marks=tuple(spans),
+                                            sentences=tuple(sentence_spans))
         dating = entry.paragraph_changes(paragraph)
         if dating:
             blocks.append(Dates(dating, entry, paragraph, role="hit"))
@@ -594,6 +627,9 @@ class Composer:
         """Whether what was typed is banned. A unique part of one banned name is that card; part of several
         lists them all as banned; "not on the list" only when no banned name matches, with the list's bans by
         kind of card named, since those can still cover a card the list does not name."""
+        early = dated.not_banned_yet(self, result, self.day) if self.day else None
+        if early is not None:
+            return early
         if result.record is None and result.matches:
             return self._banned_several(result)
         if result.record is None:
@@ -639,6 +675,8 @@ class Composer:
             lines.append(Line(runs(f"Category: {record.group}")))
         if result.banned_on:
             lines.append(Line(runs(f"Banned on: {result.banned_on}")))
+        if self.day:
+            lines += dated.ban_lines(record, self.day)
         body: list[Block] = [Group(list(lines))]
         body += [Quote(record, p, k, inline=True) for k, p in enumerate(record.paragraphs)
                  if p.strip() and p.strip() != record.title]
@@ -685,6 +723,8 @@ class Composer:
     def banned_list(self, results: Sequence[BannedResult]) -> Answer:
         """The whole banned list grouped by category as printed, each card with the date it was banned."""
         listed = [(r.record, r.banned_on) for r in results if r.record is not None]
+        later = [record for record, _on in listed if self.day and not asof.in_force(record, self.day)]
+        listed = [(record, on) for record, on in listed if record not in later]
         if not listed:
             return self.message("Banned list", [Line(runs("No banned list is loaded."))], kind=BANNED)
         groups: dict[str, list[Line]] = {}
@@ -692,6 +732,9 @@ class Composer:
             when = f" — banned {banned_on}" if banned_on else ""
             groups.setdefault(record.group or "Other", []).append(Line(runs(f"- {record.title}{when}")))
         body: list[Block] = [Group([Line(runs(strong(group))), *lines]) for group, lines in groups.items()]
+        if later:  # as of a day: the lines the list gained after it
+            names = "; ".join(f"{r.title} ({asof.came_to_be(r)})" for r in later)
+            body.insert(0, Note(runs(f"Added to the list after {self.day}, so left out: {names}."), "as-of"))
         first, last = listed[0][0], listed[-1][0]
         where = " › ".join([first.document, *first.section[:1]])
         loc, end = first.location, last.location

@@ -77,9 +77,8 @@ class Console:
         method = getattr(self.judge, command.method or "")
         if command.name == "help":
             return method("console")
-        if command.options:
-            return method(*(options.get(o.name) for o in command.options))
-        return method(text) if command.argument else method()
+        values = [options.get(o.name) for o in command.options]
+        return method(text, *values) if command.argument else method(*values)
 
     def loop(self, stdin: TextIO, stdout: TextIO, interactive: bool) -> int:
         """Read commands until ``quit`` or end of input; a prompt only when a person is typing."""

@@ -30,7 +30,10 @@ HISTORY_FILE = "console-history"
 # The engine method each command's argument is completed with: the one its cog hands to ``completer(...)``
 # (bot/discord_bot/cogs; tests/app/test_console_completion.py checks they agree). ``/open`` exists only
 # in the console and takes an entry id, so it completes names to ids.
-COMPLETES = {"define": "complete", "rule": "complete_section", "banned": "complete_banned", "open": "complete"}
+COMPLETES = {
+    "define": "complete", "rule": "complete_section", "banned": "complete_banned", "open": "complete",
+    "history": "complete",
+}
 LIMIT = 25  # as many suggestions as Discord shows
 
 
@@ -98,10 +101,12 @@ class CommandCompleter(Completer):
         command = self.commands.get(first[1:].lower()) if first.startswith("/") else None
         if command is None:
             return
-        if command.options:
+        last = "" if rest[-1:].isspace() else (rest.split() or [""])[-1]
+        option_typed = any(last.lower().startswith(o.name + ":") for o in command.options)
+        if command.argument and command.name in COMPLETES and not option_typed:
+            yield from self._argument(command, rest)  # "/define fac": names; "/define facing as": as_of: too
+        if command.options and (not command.argument or len(last) >= 2):
             yield from self._options(command, rest)
-        elif command.argument and command.name in COMPLETES:
-            yield from self._argument(command, rest)
 
     def _command_names(self, word: str) -> Iterator[Completion]:
         if word and not word.startswith("/"):

@@ -15,9 +15,9 @@ from datetime import date
 from importlib import metadata
 from typing import TYPE_CHECKING
 
-from bot.app import commands
+from bot.app import commands, dated
 from bot.app.answer import Answer, Fact, Group, Line, Run, code, runs, strong
-from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, RULE
+from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, HISTORY, RULE
 from bot.app.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
 from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Entry
@@ -138,7 +138,24 @@ class Judge:
 
     # -- commands -------------------------------------------------------------------------------
 
-    def define(self, term: str) -> Answer:
+    def on(self, as_of: str) -> tuple[Judge, str]:
+        """These commands answering as the loaded sources stood on ``as_of`` (2015-11-01; 2015-11 or 2015: the
+        end of that month or year), and that day; a bad date is a ``UserError``."""
+        day = parse_date(as_of, "as_of", end=True)
+        assert day is not None
+        judge = Judge.__new__(Judge)
+        judge.__dict__.update(self.__dict__)
+        judge.composer = self.composer.on(day, [e for e in self.engine.corpus.entries if e.kind == "update"])
+        return judge, day
+
+    def _as_of(self, as_of: str, make: Callable[[Judge], Answer]) -> Answer:
+        """``make`` answered as of that day, titled so, its buttons and ``Open`` links kept on that day."""
+        judge, day = self.on(as_of)
+        return dated.as_of_answer(make(judge), day)
+
+    def define(self, term: str, as_of: str | None = None) -> Answer:
+        if as_of and as_of.strip():
+            return self._as_of(as_of, lambda judge: judge.define(term))
         term = _clean(term, "term")
         exact = self.lookup(term)  # autocomplete sends entry ids
         if exact is not None:
@@ -146,6 +163,9 @@ class Judge:
         return self.composer.define(term, self.engine.define(term, overlay=self.overlay))
 
     def open(self, entry_id: str) -> Answer:
+        entry_id, day = dated.split_as_of(entry_id)  # an Open button under an answer as of a day
+        if day:
+            return self._as_of(day, lambda judge: judge.open(entry_id))
         entry = self.lookup(entry_id)
         if entry is None:
             return self.composer.message(
@@ -156,13 +176,23 @@ class Judge:
             )
         return self.composer.entry(entry)
 
-    def ask(self, question: str) -> Answer:
+    def ask(self, question: str, as_of: str | None = None) -> Answer:
+        if as_of and as_of.strip():
+            return self._as_of(as_of, lambda judge: judge.ask(question))
         question = _clean(question, "question")[:QUERY_LIMIT]
         # Nothing close: the nearest terms rather than a list of noise (one analysis of the question for both).
         hits, near = self.engine.ask(question, limit=ASK_LIMIT, near=NEAR_LIMIT, overlay=self.overlay)
-        return self.composer.ask(question, hits, near)
+        day, left = self.composer.day, []
+        if day:  # as of a day: a result that came later is not quoted as in force
+            hits, left = dated.sift_hits(hits, day)
+        answer = self.composer.ask(question, hits, near)
+        if left:
+            dated.add_note(answer, dated.left_out_note(left, day or ""))
+        return answer
 
-    def rule(self, ref: str) -> Answer:
+    def rule(self, ref: str, as_of: str | None = None) -> Answer:
+        if as_of and as_of.strip():
+            return self._as_of(as_of, lambda judge: judge.rule(ref))
         ref = _clean(ref, "section")
         exact = self.engine.get(ref)
         if exact is not None:
@@ -182,8 +212,10 @@ class Judge:
         records = self.engine.changes(since=since_iso, until=until_iso, source=source_key, overlay=self.overlay)
         return self.composer.changes(records, since_iso, until_iso, source_key)
 
-    def banned(self, card: str | None = None) -> Answer:
-        """One card's legality, or with no card the whole banned list."""
+    def banned(self, card: str | None = None, as_of: str | None = None) -> Answer:
+        """One card's legality, or with no card the whole banned list (as of a day: as the list stood then)."""
+        if as_of and as_of.strip():
+            return self._as_of(as_of, lambda judge: judge.banned(card))
         if not (card or "").strip():
             return self.composer.banned_list(self.engine.banned_list())
         card = _clean(card, "card")
@@ -191,6 +223,20 @@ class Judge:
         if picked is not None and picked.kind == "banned":
             card = picked.title
         return self.composer.banned(self.engine.banned(card))
+
+    def history(self, term: str) -> Answer:
+        """Every dated change of the entry ``term`` names, oldest first, and the format updates on it."""
+        term = _clean(term, "term")
+        entry = self.lookup(term)  # autocomplete sends entry ids
+        if entry is None:
+            result = self.engine.define(term, overlay=self.overlay)
+            entry = result.entry or (result.same_name[0] if result.same_name else None)
+            if entry is None:
+                answer = self.composer.define(term, result)
+                answer.kind, answer.arg = HISTORY, term
+                return answer
+        updates = [e for e in self.engine.corpus.entries if e.kind == "update"]
+        return dated.history(self.composer, entry, updates)
 
     def about(self) -> Answer:
         corpus = self.engine.corpus
@@ -260,6 +306,9 @@ class Judge:
             return method(arg or "discord")
         if kind == ABOUT:
             return method()
+        base, day = dated.split_as_of(arg)  # an answer as of a day carries it in its arg
+        if day and kind not in (ENTRY, HISTORY):
+            return method(base, day)
         return method(arg)
 
 

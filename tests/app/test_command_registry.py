@@ -37,7 +37,7 @@ def test_console_help_lists_exactly_the_commands_it_accepts(console: Console) ->
 def test_every_answer_letter_rebuilds_through_its_registered_method(console: Console) -> None:
     judge = console.judge
     args = {"define": "target", "ask": "is a terrain an enemy card", "rule": "II.F", "banned": "moshi eihime",
-            "open": "glossary:target", "changes": "2008-01-01||", "about": "", "help": ""}
+            "open": "glossary:target", "changes": "2008-01-01||", "about": "", "help": "", "history": "terrain"}
     for command in commands.COMMANDS:
         if command.letter is None:
             continue
@@ -45,6 +45,24 @@ def test_every_answer_letter_rebuilds_through_its_registered_method(console: Con
         # /define of a term it finds is that entry's answer (rebuilt as an entry); every other kind is its own
         expected = {command.letter, commands.ENTRY} if command.name == "define" else {command.letter}
         assert answer.kind in expected, command.name
+
+
+def test_an_answer_as_of_a_day_rebuilds_on_that_day(console: Console) -> None:
+    """Buttons carry only (kind, arg): the day travels in arg, so paging or opening stays on that day."""
+    judge = console.judge
+    answer = judge.define("facing", "2008-01-01")
+    assert answer.arg.endswith("@2008-01-01")
+    again = judge.rebuild(answer.kind, answer.arg)
+    assert again.title == answer.title == "Facing — not yet on 2008-01-01"
+    terrain = judge.define("terrain", "2015-10-22")
+    assert [ln.entry_id for ln in terrain.links] == ["obsidian-hand:update-2015-10-20@2015-10-22"]
+    opened = judge.rebuild(commands.ENTRY, terrain.links[0].entry_id)  # "Open" under the as-of answer
+    assert opened.title == "Update 10/20/2015 — as of 2015-10-22"
+    later = judge.open("obsidian-hand:update-2015-10-25@2015-10-22")
+    assert later.title == "Update 10/25/2015 — not yet on 2015-10-22"
+    for letter in (commands.DEFINE, commands.ASK, commands.RULE, commands.BANNED):  # 100-character custom ids
+        built = judge.rebuild(letter, "moshi eihime@2016-01-01")
+        assert "2016-01-01" in built.title, letter
 
 
 def test_extensions_are_derived_once_from_the_registry() -> None:

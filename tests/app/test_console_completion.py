@@ -92,6 +92,10 @@ def test_options_of_the_command(completer: CommandCompleter) -> None:
     assert [c.text for c in complete(completer, "/changes since:2008 s")] == ["source:"]  # since: is taken
     assert complete(completer, "/changes since:20") == []  # a value is being typed
     assert complete(completer, "/ask targ") == []  # free text: nothing to suggest
+    assert [c.text for c in complete(completer, "/ask is a terrain an enemy card as")] == ["as_of:"]
+    assert "as_of:" in [c.text for c in complete(completer, "/define facing as")]  # names and the option
+    assert "Facing" in [c.text for c in complete(completer, "/define facing")]
+    assert complete(completer, "/define facing as_of:20") == []  # a value is being typed
     assert complete(completer, "is a terrain an enemy card") == []
 
 
@@ -121,7 +125,8 @@ def test_the_console_completes_what_the_discord_cogs_autocomplete() -> None:
                     for param in slash._params.values():
                         if param.autocomplete is not None:
                             cogs[command.name] = inspect.getclosurevars(param.autocomplete).nonlocals["method"]
-    assert cogs == {"define": "complete", "rule": "complete_section", "banned": "complete_banned"}
+    assert cogs == {"define": "complete", "rule": "complete_section", "banned": "complete_banned",
+                    "history": "complete"}
     assert {k: v for k, v in COMPLETES.items() if k in cogs} == cogs
 
 

@@ -6,19 +6,24 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.app.commands import AS_OF
 from bot.discord_bot.cogs import lookup_command
 from bot.discord_bot.replies import answer
 
 
 class Ask(commands.Cog):
-    @lookup_command("ask", "Search the rules for a ruling question", question="e.g. is a terrain an enemy card?")
+    @lookup_command(
+        "ask", "Search the rules for a ruling question", question="e.g. is a terrain an enemy card?",
+        as_of=AS_OF.description,
+    )
     async def ask(
         self,
         interaction: discord.Interaction,
         question: app_commands.Range[str, 1, 300],
+        as_of: app_commands.Range[str, 1, 20] | None = None,
         private: bool = False,
     ) -> None:
-        await answer(interaction, lambda judge: judge.ask(question), private=private)
+        await answer(interaction, lambda judge: judge.ask(question, as_of), private=private)
 
 
 async def setup(bot: commands.Bot) -> None:

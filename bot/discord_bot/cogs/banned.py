@@ -6,6 +6,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.app.commands import AS_OF
 from bot.discord_bot.cogs import completer, lookup_command
 from bot.discord_bot.replies import answer
 
@@ -15,15 +16,17 @@ class Banned(commands.Cog):
         "banned",
         "Is a card on the Obsidian Hand banned list? Leave the card out for the whole list",
         card="Card name, e.g. Moshi Eihime (leave out for the whole list)",
+        as_of=AS_OF.description,
     )
     @app_commands.autocomplete(card=completer("complete_banned"))
     async def banned(
         self,
         interaction: discord.Interaction,
         card: app_commands.Range[str, 1, 200] | None = None,
+        as_of: app_commands.Range[str, 1, 20] | None = None,
         private: bool = False,
     ) -> None:
-        await answer(interaction, lambda judge: judge.banned(card), private=private)
+        await answer(interaction, lambda judge: judge.banned(card, as_of), private=private)
 
 
 async def setup(bot: commands.Bot) -> None:

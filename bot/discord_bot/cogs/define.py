@@ -6,19 +6,23 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.app.commands import AS_OF
 from bot.discord_bot.cogs import completer, lookup_command
 from bot.discord_bot.replies import answer
 
 
 class Define(commands.Cog):
     @lookup_command(
-        "define", "A rules term in full: verbatim text, change dates, citation", term="The term to look up, e.g. Target"
+        "define", "A rules term in full: verbatim text, change dates, citation",
+        term="The term to look up, e.g. Target", as_of=AS_OF.description,
     )
     @app_commands.autocomplete(term=completer("complete"))
     async def define(
-        self, interaction: discord.Interaction, term: app_commands.Range[str, 1, 200], private: bool = False
+        self, interaction: discord.Interaction, term: app_commands.Range[str, 1, 200],
+        as_of: app_commands.Range[str, 1, 20] | None = None,
+        private: bool = False,
     ) -> None:
-        await answer(interaction, lambda judge: judge.define(term), private=private)
+        await answer(interaction, lambda judge: judge.define(term, as_of), private=private)
 
 
 async def setup(bot: commands.Bot) -> None:

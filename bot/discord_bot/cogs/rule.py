@@ -6,22 +6,25 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.app.commands import AS_OF
 from bot.discord_bot.cogs import completer, lookup_command
 from bot.discord_bot.replies import answer
 
 
 class Rule(commands.Cog):
     @lookup_command(
-        "rule", "A rule section, e.g. Cardinal Rule 2 or Deck Construction", section="Section number or name"
+        "rule", "A rule section, e.g. Cardinal Rule 2 or Deck Construction", section="Section number or name",
+        as_of=AS_OF.description,
     )
     @app_commands.autocomplete(section=completer("complete_section"))
     async def rule(
         self,
         interaction: discord.Interaction,
         section: app_commands.Range[str, 1, 200],
+        as_of: app_commands.Range[str, 1, 20] | None = None,
         private: bool = False,
     ) -> None:
-        await answer(interaction, lambda judge: judge.rule(section), private=private)
+        await answer(interaction, lambda judge: judge.rule(section, as_of), private=private)
 
 
 async def setup(bot: commands.Bot) -> None:
