@@ -30,7 +30,8 @@ class DocumentKind:
     ``parse(text, file)`` reads it; ``rulings`` marks kinds whose entries are judges' rulings applying to
     rules (labelled with judge and date, shown after the rule) rather than rules; ``expects`` describes the
     document in the "unknown kind of document" message; ``checks`` run on its text besides the parser's
-    own (``python -m glossary lint`` shows what they find)."""
+    own (``python -m glossary lint`` shows what they find); ``format`` marks kinds each of whose documents
+    is a format (a ruleset a server chooses to play or not: ``glossary.formats``)."""
 
     key: str
     label: str
@@ -39,6 +40,7 @@ class DocumentKind:
     parse: Callable[[str, str], ParsedDocument]
     expects: str
     rulings: bool = False
+    format: bool = False
     checks: tuple[Check, ...] = field(default=(long_lines,))
 
 
@@ -59,6 +61,7 @@ KINDS: tuple[DocumentKind, ...] = (
         detect=lambda text, _path: obsidian.looks_like_obsidian_ruleset(text),
         parse=obsidian.parse_obsidian,
         expects="the Obsidian Hand Ruleset",
+        format=True,
     ),
     DocumentKind(
         mediawiki.KEY,

@@ -313,14 +313,15 @@ class Engine:
         previous: Overlay | Sequence[Overlay] | None = None,
         embed_at_most: int | None = None,
         kept: Sequence[Kept] = (),
+        formats: Sequence[str] | frozenset[str] | None = None,
     ) -> Overlay:
         """A scope's overlay over the loaded rules, its entries embedded with the loaded model for search by
         meaning (``index.query.overlay.build_overlay``; ``previous``: reuse its vectors for unchanged texts;
-        ``kept``: the questions its judges confirmed a shared paragraph answers)."""
+        ``kept``: the questions its judges confirmed a shared paragraph answers; ``formats``: the formats it plays)."""
         st = self._st
         return build_overlay(
             scope, entries, revision, st.corpus, embedder=st.embedder, previous=previous, embed_at_most=embed_at_most,
-            kept=kept,
+            kept=kept, formats=formats,
         )
 
     def nearest_terms(self, question: str, limit: int = 5) -> list[Entry]:

@@ -114,6 +114,7 @@ class ScopeConfig:
     revision: int = 0
     judge_role_id: str | None = None
     audit_channel_id: str | None = None
+    formats: tuple[str, ...] | None = None  # format ids the server plays (glossary.formats); None: it chose nothing
 
 
 @dataclass
@@ -340,16 +341,23 @@ class RulingsRepository:
         *,
         judge_role_id: str | None | type[Ellipsis] = ...,
         audit_channel_id: str | None | type[Ellipsis] = ...,
+        formats: Sequence[str] | None | type[Ellipsis] = ...,
     ) -> ScopeConfig:
-        """Change a server's settings (``...`` leaves a setting as it is)."""
+        """Change a server's settings (``...`` leaves a setting as it is). Choosing ``formats`` (format ids; None:
+        none chosen, every format shown) changes what its answers show, so it moves the scope's revision on and
+        other processes rebuild its overlay at their next poll, as after a ruling change."""
         values: dict[str, object] = {"updated_at": _now(), "updated_by": author.id}
         if judge_role_id is not ...:
             values["judge_role_id"] = judge_role_id
         if audit_channel_id is not ...:
             values["audit_channel_id"] = audit_channel_id
+        if formats is not ...:
+            values["formats"] = None if formats is None else json.dumps(list(dict.fromkeys(formats)))  # type: ignore[arg-type]
         async with self.engine.begin() as conn:
             await self._ensure_scope(conn, scope)
             await conn.execute(update(scopes).where(scopes.c.scope == scope).values(**values))
+            if formats is not ...:
+                await self._bump(conn, scope)
             return await self._config(conn, scope)
 
     async def bump_counter(self, name: str) -> int:
@@ -435,7 +443,9 @@ class RulingsRepository:
         if row is None:
             return ScopeConfig(scope)
         m = row._mapping
-        return ScopeConfig(scope, int(m["revision"]), m["judge_role_id"], m["audit_channel_id"])
+        chosen = m["formats"]
+        formats = tuple(json.loads(chosen)) if chosen is not None else None
+        return ScopeConfig(scope, int(m["revision"]), m["judge_role_id"], m["audit_channel_id"], formats)
 
     async def _increment(self, conn: AsyncConnection, name: str) -> int:
         result = await conn.execute(

@@ -121,9 +121,10 @@ async def _stored(conn: AsyncConnection, scope_list: Sequence[str]) -> dict[str,
         )).all()
     )  # fmt: skip
     rows = await conn.execute(
-        select(scopes.c.scope, scopes.c.judge_role_id, scopes.c.audit_channel_id).where(scopes.c.scope.in_(scope_list))
+        select(scopes.c.scope, scopes.c.judge_role_id, scopes.c.audit_channel_id, scopes.c.formats)
+        .where(scopes.c.scope.in_(scope_list))
     )
-    settings = {scope: bool(role or channel) for scope, role, channel in rows}
+    settings = {scope: bool(role or channel or formats is not None) for scope, role, channel, formats in rows}
     report_counts = dict(
         (await conn.execute(
             select(feedback.c.scope, func.count()).where(feedback.c.scope.in_(scope_list)).group_by(feedback.c.scope)
@@ -317,6 +318,7 @@ async def export_scope(engine: AsyncEngine, scope: str) -> dict[str, Any]:
         settings = {
             "judge_role_id": m["judge_role_id"],
             "audit_channel_id": m["audit_channel_id"],
+            "formats": json.loads(m["formats"]) if m["formats"] is not None else None,
             "updated_at": _when(m["updated_at"]),
             "updated_by": m["updated_by"],
             "left_at": _when(m["left_at"]),

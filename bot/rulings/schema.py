@@ -46,6 +46,9 @@ scopes = Table(
     # When the bot was removed from the server (NULL while it is in it): everything of the scope is deleted
     # once this is older than the grace period (L5R_DATA_GRACE_DAYS); a re-invite before that clears it.
     Column("left_at", DateTime(timezone=True)),
+    # The formats the server plays (``/ruling config formats``): a JSON list of format ids (``glossary.formats``);
+    # NULL: it chose nothing, and answers show every format; "[]": it plays none.
+    Column("formats", Text),
 )
 
 rulings = Table(

@@ -133,6 +133,7 @@ class _Loaded:
     revision: int
     rulings: list[Ruling]
     kept: tuple[Kept, ...] = ()  # the questions its judges confirmed a paragraph answers (bot.rulings.feedback)
+    formats: frozenset[str] | None = None  # the formats it plays (/ruling config formats); None: it chose nothing
 
 
 class RulingsService:
@@ -296,10 +297,12 @@ class RulingsService:
         async with self._locks.setdefault(scope, asyncio.Lock()):
             revision, found = await self._repo().active(scope)
             pairs = await self._feedback().confirmed(scope)  # read after the revision: newer only moves it on
+            chosen = (await self._repo().config(scope)).formats  # read after the revision, as the pairs are
             self._mark_up()
             if (before := self._loaded.get(scope)) is not None and revision < before.revision:
                 self.overlays.drop(scope)  # its rows were deleted: the older revision must replace the newer
-            self._loaded[scope] = _Loaded(revision, found, tuple(k for p in pairs if (k := p.kept) is not None))
+            self._loaded[scope] = _Loaded(revision, found, tuple(k for p in pairs if (k := p.kept) is not None),
+                                          None if chosen is None else frozenset(chosen))
             self._wanted.discard(scope)
             return await self._publish(scope)
 
@@ -314,7 +317,8 @@ class RulingsService:
         def build(at_most: int | None, reuse: Overlay | None) -> Overlay:
             entries = [markdown.ruling_entry(r, resolver) for r in loaded.rulings]
             return engine.build_overlay(
-                scope, entries, loaded.revision, previous=reuse, embed_at_most=at_most, kept=loaded.kept
+                scope, entries, loaded.revision, previous=reuse, embed_at_most=at_most, kept=loaded.kept,
+                formats=loaded.formats,
             )
 
         overlay = await asyncio.to_thread(build, EMBED_AT_ONCE, previous)
@@ -340,7 +344,8 @@ class RulingsService:
                     reuse: tuple[Overlay, ...] = reuse,
                 ) -> Overlay:  # fmt: skip
                     entries = [markdown.ruling_entry(r, resolver) for r in loaded.rulings]
-                    return engine.build_overlay(scope, entries, loaded.revision, previous=reuse, kept=loaded.kept)
+                    return engine.build_overlay(scope, entries, loaded.revision, previous=reuse, kept=loaded.kept,
+                                                formats=loaded.formats)
 
                 started = time.perf_counter()
                 done = await asyncio.to_thread(build)
@@ -494,6 +499,11 @@ class RulingsService:
         return await self._write(  # type: ignore[return-value]
             scope, lambda _repo: self._feedback().withdraw(scope, report_id)
         )
+
+    async def set_formats(self, scope: str, author: Author, formats: Sequence[str] | None) -> ScopeConfig:
+        """Choose the formats the server plays (format ids; None: none chosen, every format shown). Written like
+        a ruling change: this process's overlay carries the choice on return, the others' after their poll."""
+        return await self._write(scope, lambda repo: repo.set_config(scope, author, formats=formats))  # type: ignore[return-value]
 
     async def set_config(self, scope: str, author: Author, **values: str | None) -> ScopeConfig:
         try:

@@ -166,6 +166,9 @@ class Overlay:
     kept_entries: Mapping[str, Entry] = field(default_factory=dict, repr=False)
     kept_vectors: np.ndarray | None = field(default=None, repr=False)  # one row per ``kept_units`` item
     kept_units: tuple[int, ...] = field(default=(), repr=False)  # index into ``kept`` of each row
+    # The formats the scope plays, by format id (``glossary.formats``); None: it chose nothing, all are shown. The
+    # application leaves the others' rules, bans and amendments out of its answers (``bot.app.formats``).
+    formats: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -442,6 +445,7 @@ def build_overlay(
     previous: Overlay | Sequence[Overlay] | None = None,
     embed_at_most: int | None = None,
     kept: Iterable[Kept] = (),
+    formats: Iterable[str] | None = None,
 ) -> Overlay:
     """Snapshot ``entries`` (source "house", ids from ``scoped_id``) for ``scope``.
 
@@ -455,6 +459,8 @@ def build_overlay(
 
     ``kept``: the scope's confirmed questions (``Kept``); those whose paragraph is in ``base`` unchanged are kept
     and, with an ``embedder``, embedded alone like the shipped kept questions (counted in ``embed_at_most``).
+
+    ``formats``: the format ids the scope plays (``Overlay.formats``; None: it chose nothing).
     """
     known = base.by_id() if base is not None else None
     kept_list: list[Entry] = []
@@ -497,6 +503,7 @@ def build_overlay(
         kept_entries=kept_entries,
         kept_vectors=kept_vectors,
         kept_units=kept_units,
+        formats=None if formats is None else frozenset(formats),
     )
 
 

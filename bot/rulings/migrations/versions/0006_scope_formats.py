@@ -1,5 +1,5 @@
-"""The formats a server plays (issue 18: /ruling config formats). Placeholder: filled in by the
-formats-per-server work.
+"""The formats a server plays (issue 18: /ruling config formats): ``scopes.formats``, a JSON list of format ids
+(``glossary.formats``); NULL while the server has chosen nothing (answers then show every format).
 
 Revision ID: 0006
 Revises: 0005
@@ -8,6 +8,9 @@ Create Date: 2026-11-26
 
 from __future__ import annotations
 
+import sqlalchemy as sa
+from alembic import op
+
 revision = "0006"
 down_revision = "0005"
 branch_labels = None
@@ -15,8 +18,10 @@ depends_on = None
 
 
 def upgrade() -> None:
-    pass
+    with op.batch_alter_table("scopes") as batch:
+        batch.add_column(sa.Column("formats", sa.Text, nullable=True))
 
 
 def downgrade() -> None:
-    pass
+    with op.batch_alter_table("scopes") as batch:
+        batch.drop_column("formats")
