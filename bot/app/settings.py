@@ -47,6 +47,9 @@ class Settings:
     embedding_model: str | None = None  # L5R_EMBEDDING_MODEL as given (a model folder or "off"); see ``model``
     database_url: str | None = field(default=None, repr=False)  # rulings database; default: SQLite in state_dir
     rulings_poll_seconds: float = 2.0  # how often other processes' ruling changes and /reloads are looked for
+    # seconds one rulings database call may take: past it a hung database counts as unreachable (commands defer
+    # first, so the judge's reply, or draft handed back, arrives well inside Discord's 15 minutes)
+    rulings_db_timeout: float = 8.0
     # /ruling import: the largest file accepted (bytes; refused before it is downloaded) and the most rulings in it
     rulings_import_max_bytes: int = 512 * 1024
     rulings_import_max_rulings: int = 5_000
@@ -130,6 +133,7 @@ class Settings:
             embedding_model=model,
             database_url=get.database_url("DATABASE_URL"),
             rulings_poll_seconds=get.number("RULINGS_POLL_SECONDS", default=2.0) or 2.0,
+            rulings_db_timeout=get.positive("RULINGS_DB_TIMEOUT", default=8.0),
             rulings_import_max_bytes=get.integer("RULINGS_IMPORT_MAX_BYTES", minimum=1) or 512 * 1024,
             rulings_import_max_rulings=get.integer("RULINGS_IMPORT_MAX_RULINGS", minimum=1) or 5_000,
             data_grace_days=_default(get.integer("L5R_DATA_GRACE_DAYS"), 30),

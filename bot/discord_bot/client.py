@@ -230,6 +230,7 @@ class JudgeBot(commands.AutoShardedBot):
             poll_seconds=self.settings.rulings_poll_seconds,
             on_remote_reload=self._remote_reload,
             grace=dt.timedelta(days=self.settings.data_grace_days),
+            db_timeout=self.settings.rulings_db_timeout,
         )
         await self.rulings.start()
 

@@ -30,12 +30,14 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.app.renderers.discord_markdown import NEUTRAL_COLOUR, escape, render, shorten
+from bot.discord_bot.admission import Expired, remaining
 from bot.discord_bot.client import scope_of
-from bot.discord_bot.replies import answer_embed, send_error
+from bot.discord_bot.logs import log_answer
+from bot.discord_bot.replies import answer_embed, first_response, send_error
 from bot.rulings import markdown, present
 from bot.rulings.importing import ImportLimits
 from bot.rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
-from bot.rulings.service import ConcurrentChange, StorageFull, Unavailable
+from bot.rulings.service import ConcurrentChange, NoAnswer, StorageFull, Unavailable
 from glossary.model import slugify
 
 if TYPE_CHECKING:
@@ -51,11 +53,45 @@ CONFIRM_SECONDS = 300  # how long the confirmation's buttons work
 DOWN = "The rulings database is unreachable right now, so nothing was changed. Please try again in a minute."
 FULL = ("The rulings database has no room to write (its disk is full), so nothing was changed. The bot's host "
         "has to free space; trying again will not help until then.")
+NO_ANSWER = ("The rulings database is unreachable right now (it did not answer in time), so your change was not "
+             "confirmed. Please check `/ruling list` in a minute before saving again: a change sent just as the "
+             "database stopped answering may still be saved once it answers again.")
+# Seconds kept back from Discord's 3-second window when a database read must come before a form opens (a form
+# cannot follow a "thinking..." reply): the read gets the rest, the refusal still arrives in time.
+FORM_MARGIN = 0.75
 
 
 def _down(exc: Unavailable) -> str:
-    """Why a write failed, as the judge is told: an outage (try again soon) or a full disk (the host must act)."""
-    return FULL if isinstance(exc, StorageFull) else DOWN
+    """Why a write failed, as the judge is told: an outage (try again soon), a database that did not answer in
+    time (the change is unconfirmed) or a full disk (the host must act)."""
+    if isinstance(exc, StorageFull):
+        return FULL
+    return NO_ANSWER if isinstance(exc, NoAnswer) else DOWN
+
+
+def _form_time(interaction: discord.Interaction) -> float:
+    """How long a read may take before a form opens: what is left of the window, minus FORM_MARGIN."""
+    return max(0.1, remaining(interaction) - FORM_MARGIN)
+
+
+async def _defer(interaction: discord.Interaction, *, ephemeral: bool = True, update: bool = False) -> None:
+    """Acknowledge before touching the database: a call may take up to RULINGS_DB_TIMEOUT, far past the
+    3 seconds Discord gives a first response, while the reply after it has 15 minutes. Raises ``Expired``
+    when even the acknowledgement is too late (then nothing else is done: nothing is written)."""
+    if update:
+        await first_response(interaction, lambda: interaction.response.defer(), deferred=True)
+    else:
+        await first_response(interaction, lambda: interaction.response.defer(ephemeral=ephemeral, thinking=True),
+                             deferred=True)  # fmt: skip
+
+
+async def _send(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
+    """The reply: the followup after ``_defer`` (it replaces "thinking..."), else the first response."""
+    kwargs.setdefault("allowed_mentions", NONE)
+    if interaction.response.is_done():
+        await interaction.followup.send(content, **{"ephemeral": True, **kwargs})
+    else:
+        await interaction.response.send_message(content, **{"ephemeral": True, **kwargs})
 BUSY = (
     "Another change to this server's rulings was being saved at the same moment, so nothing was changed. "
     "Please try again."
@@ -145,15 +181,16 @@ def is_judge(interaction: discord.Interaction, config: ScopeConfig) -> bool:
     return bool(config.judge_role_id) and config.judge_role_id in _role_ids(interaction.user)
 
 
-async def _config(interaction: discord.Interaction) -> ScopeConfig:
+async def _config(interaction: discord.Interaction, timeout: float | None = None) -> ScopeConfig:
     try:
-        return await _service(interaction).config(_scope(interaction))
+        return await _service(interaction).config(_scope(interaction), timeout)
     except Unavailable as exc:
         raise RulingError(_down(exc)) from None
 
 
-async def _require_judge(interaction: discord.Interaction) -> ScopeConfig:
-    config = await _config(interaction)
+async def _require_judge(interaction: discord.Interaction, timeout: float | None = None) -> ScopeConfig:
+    """The server's settings, if the member is one of its judges (``timeout``: for the read before a form)."""
+    config = await _config(interaction, timeout)
     if not is_judge(interaction, config):
         raise RulingError(NOT_JUDGE)
     return config
@@ -297,14 +334,14 @@ class Rulings(commands.Cog):
 
     # -- autocomplete ------------------------------------------------------------------------------
     async def _pick(self, interaction: discord.Interaction, current: str, *, retired: bool | None):
-        """Rulings of this server for a ``ruling`` option: active ones from memory, else from the database."""
+        """Rulings of this server for a ``ruling`` option: active ones from memory, retired ones from a shared,
+        reused read (``RulingsService.pick_list``; none while the database is busy or down). Any member can
+        send these, a keystroke each: they never write and never queue on the database."""
         if interaction.guild_id is None or self.bot.rulings is None:
             return []
         scope = scope_of(interaction.guild_id)
-        try:
-            found = await self.bot.rulings.list(scope, include_retired=retired is not False)
-        except Unavailable:
-            return []
+        found = await self.bot.rulings.pick_list(scope, include_retired=retired is not False,
+                                                 wait=remaining(interaction) - FORM_MARGIN)  # fmt: skip
         if retired:
             found = [r for r in found if not r.active]
         key = (current or "").strip().lstrip("#").lower()
@@ -332,12 +369,13 @@ class Rulings(commands.Cog):
         return [c for c in choices if not c.value.startswith("house:#")]
 
     async def pick_event(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """Events of the server's active rulings, most recently changed first (from memory, as ``_pick``)."""
         if interaction.guild_id is None or self.bot.rulings is None:
             return []
-        try:
-            events = await self.bot.rulings.events(scope_of(interaction.guild_id))
-        except Unavailable:
-            return []
+        found = await self.bot.rulings.pick_list(scope_of(interaction.guild_id), include_retired=False,
+                                                 wait=remaining(interaction) - FORM_MARGIN)  # fmt: skip
+        events = list(dict.fromkeys(r.event for r in sorted(found, key=lambda r: r.updated_at, reverse=True)
+                                    if r.active and r.event))  # fmt: skip
         key = (current or "").lower()
         return [app_commands.Choice(name=e[:100], value=e[:100]) for e in events if key in e.lower()][:25]
 
@@ -351,7 +389,7 @@ class Rulings(commands.Cog):
         applies_to: app_commands.Range[str, 1, 200] | None = None,
         event: app_commands.Range[str, 1, 100] | None = None,
     ) -> None:
-        await _require_judge(interaction)
+        await _require_judge(interaction, _form_time(interaction))
         service = _service(interaction)
         applies = ""
         if applies_to:
@@ -364,8 +402,8 @@ class Rulings(commands.Cog):
     @app_commands.describe(ruling="The ruling to edit")
     @app_commands.autocomplete(ruling=pick_active)
     async def edit(self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120]) -> None:
-        await _require_judge(interaction)
-        current = await self._get(interaction, _ruling_number(ruling))
+        await _require_judge(interaction, _form_time(interaction))
+        current = await self._get(interaction, _ruling_number(ruling), _form_time(interaction))
         await interaction.response.send_modal(self._edit_modal(current, self._form_of(interaction, current)))
 
     def _form_of(self, interaction: discord.Interaction, ruling: Ruling) -> _Form:
@@ -377,9 +415,9 @@ class Rulings(commands.Cog):
     def _edit_modal(ruling: Ruling, form: _Form) -> RulingModal:
         return RulingModal(f"{MODAL_PREFIX}e:{ruling.id}:{ruling.version}", f"Edit ruling #{ruling.id}", form)
 
-    async def _get(self, interaction: discord.Interaction, ruling_id: int) -> Ruling:
+    async def _get(self, interaction: discord.Interaction, ruling_id: int, timeout: float | None = None) -> Ruling:
         try:
-            found = await _service(interaction).get(_scope(interaction), ruling_id)
+            found = await _service(interaction).get(_scope(interaction), ruling_id, timeout)
         except Unavailable as exc:
             raise RulingError(_down(exc)) from None
         if found is None:
@@ -408,11 +446,11 @@ class Rulings(commands.Cog):
         form = self.drafts.get(token)
         if form is None:
             raise RulingError("This draft is no longer in memory (the bot restarted); it is in the attached file.")
-        await _require_judge(interaction)
+        await _require_judge(interaction, _form_time(interaction))
         if form.ruling_id is None:
             modal = RulingModal(f"{MODAL_PREFIX}a", "New ruling", form)
         else:
-            current = await self._get(interaction, form.ruling_id)
+            current = await self._get(interaction, form.ruling_id, _form_time(interaction))
             modal = self._edit_modal(current, form)  # on top of the version that is current now
         await interaction.response.send_modal(modal)
 
@@ -423,6 +461,11 @@ class Rulings(commands.Cog):
             ruling_id, version = int(rid), int(ver)
         form = _Form(ruling_id, version, values.get("title", ""), values.get("text", ""),
                      values.get("applies", ""), values.get("event", ""))  # fmt: skip
+        try:
+            await _defer(interaction)
+        except Expired:  # too late to reply at all: nothing is written (Discord keeps the form open with the text)
+            log_answer(interaction, "ruling form", "expired")
+            return
         try:  # checked again at submission: the role may have gone, and the database may be down now
             config = await _require_judge(interaction)
         except RulingError as refused:
@@ -465,13 +508,8 @@ class Rulings(commands.Cog):
         view = discord.ui.View(timeout=None)
         view.add_item(discord.ui.Button(label="Reopen the form with my text", custom_id=REOPEN_PREFIX + token,
                                         style=discord.ButtonStyle.primary))  # fmt: skip
-        await interaction.response.send_message(
-            shorten(message, 1900) + "\nYour draft is attached.",
-            file=self._draft_file(form),
-            view=view,
-            ephemeral=True,
-            allowed_mentions=NONE,
-        )
+        await _send(interaction, shorten(message, 1900) + "\nYour draft is attached.", file=self._draft_file(form),
+                    view=view)  # fmt: skip
 
     def _draft_file(self, form: _Form) -> discord.File:
         text = markdown.ruling_markdown(markdown.clean_line(form.title) or "Untitled", markdown.clean_text(form.text),
@@ -496,9 +534,7 @@ class Rulings(commands.Cog):
         )
         view.add_item(button)
         embed = self._ruling_embed(interaction, current)
-        await interaction.response.send_message(
-            message, embed=embed, file=self._draft_file(form), view=view, ephemeral=True, allowed_mentions=NONE
-        )
+        await _send(interaction, message, embed=embed, file=self._draft_file(form), view=view)
 
     def _ruling_embed(self, interaction: discord.Interaction, ruling: Ruling) -> discord.Embed:
         """The ruling as answers show it (the server's overlay is current after a write)."""
@@ -507,9 +543,7 @@ class Rulings(commands.Cog):
         return answer_embed(render(judge.composer.entry(entry)))
 
     async def _reply_with_ruling(self, interaction: discord.Interaction, note: str, ruling: Ruling) -> None:
-        await interaction.response.send_message(
-            note, embed=self._ruling_embed(interaction, ruling), ephemeral=True, allowed_mentions=NONE
-        )
+        await _send(interaction, note, embed=self._ruling_embed(interaction, ruling))
 
     async def _audit(self, interaction: discord.Interaction, config: ScopeConfig, line: str) -> None:
         if not config.audit_channel_id:
@@ -535,17 +569,18 @@ class Rulings(commands.Cog):
         ruling: app_commands.Range[str, 1, 120],
         reason: app_commands.Range[str, 1, 300] | None = None,
     ) -> None:
+        ruling_id = _ruling_number(ruling)
+        await _defer(interaction)
         config = await _require_judge(interaction)
-        current = await self._get(interaction, _ruling_number(ruling))
+        current = await self._get(interaction, ruling_id)
         if not current.active:
             raise RulingError(f"Ruling #{current.id} is already retired.")
         with _status_refusals(current, "retiring"):
             saved = await _service(interaction).retire(_scope(interaction), current.id, _author(interaction), reason)
-        await interaction.response.send_message(
+        await _send(
+            interaction,
             f"Retired ruling #{saved.id} **{escape(saved.title)}**: answers no longer show it; "
             f"`/ruling history ruling:{saved.id}` keeps every version, and `/ruling restore` brings it back.",
-            ephemeral=True,
-            allowed_mentions=NONE,
         )
         await self._audit(interaction, config, present.audit_line(_author(interaction).name, "retire", saved, reason))
 
@@ -553,8 +588,10 @@ class Rulings(commands.Cog):
     @app_commands.describe(ruling="The retired ruling")
     @app_commands.autocomplete(ruling=pick_retired)
     async def restore(self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120]) -> None:
+        ruling_id = _ruling_number(ruling)
+        await _defer(interaction)
         config = await _require_judge(interaction)
-        current = await self._get(interaction, _ruling_number(ruling))
+        current = await self._get(interaction, ruling_id)
         if current.active:
             raise RulingError(f"Ruling #{current.id} is not retired.")
         with _status_refusals(current, "restoring"):
@@ -613,6 +650,8 @@ class Rulings(commands.Cog):
         event: app_commands.Range[str, 1, 100] | None = None,
         private: bool = False,
     ) -> None:
+        _service(interaction), _scope(interaction)  # refusals (no rulings here, a direct message) come first
+        await _defer(interaction, ephemeral=private)
         try:
             found = await _service(interaction).list(_scope(interaction), event=event)
         except Unavailable:
@@ -621,7 +660,7 @@ class Rulings(commands.Cog):
         embed = discord.Embed(title=shorten(title, 256), colour=NEUTRAL_COLOUR,
                               description=present.list_text(found, self._name_of(interaction), event))  # fmt: skip
         embed.set_footer(text=f"{len(found)} ruling{'s' if len(found) != 1 else ''} · /ruling history for versions")
-        await interaction.response.send_message(embed=embed, ephemeral=private, allowed_mentions=NONE)
+        await _send(interaction, embed=embed, ephemeral=private)
 
     @ruling.command(name="history", description="Every version of one of this server's rulings")
     @app_commands.describe(ruling="The ruling", private="Only you see it")
@@ -630,6 +669,8 @@ class Rulings(commands.Cog):
         self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120], private: bool = False
     ) -> None:
         ruling_id = _ruling_number(ruling)
+        _service(interaction), _scope(interaction)
+        await _defer(interaction, ephemeral=private)
         try:
             versions = await _service(interaction).history(_scope(interaction), ruling_id)
         except NotFound:
@@ -642,11 +683,13 @@ class Rulings(commands.Cog):
                               colour=NEUTRAL_COLOUR)  # fmt: skip
         status = "retired (hidden from answers)" if latest.status != "active" else "active"
         embed.set_footer(text=f"{len(versions)} version{'s' if len(versions) != 1 else ''} · now {status}")
-        await interaction.response.send_message(embed=embed, ephemeral=private, allowed_mentions=NONE)
+        await _send(interaction, embed=embed, ephemeral=private)
 
     @ruling.command(name="export", description="This server's rulings as a house-rulings Markdown file")
     async def export(self, interaction: discord.Interaction) -> None:
         service = _service(interaction)
+        _scope(interaction)
+        await _defer(interaction)
         try:
             found = await service.list(_scope(interaction))
         except Unavailable:
@@ -654,11 +697,11 @@ class Rulings(commands.Cog):
         guild = interaction.guild.name if interaction.guild and interaction.guild.name else "Server"
         text = markdown.export_markdown(found, service.resolver, f"{guild} rulings")
         name = f"rulings-{slugify(guild)[:40]}.md"
-        await interaction.response.send_message(
+        await _send(
+            interaction,
             f"{len(found)} ruling{'s' if len(found) != 1 else ''} in the house-rulings format "
             "(`/ruling import` reads it back; so does L5R_HOUSE_RULINGS).",
             file=discord.File(io.BytesIO(text.encode("utf-8")), filename=name),
-            ephemeral=True,
         )
 
     # -- deleting everything (with a confirmation) -------------------------------------------------------
@@ -666,12 +709,13 @@ class Rulings(commands.Cog):
     async def delete_all(self, interaction: discord.Interaction) -> None:
         if not is_admin(interaction):
             raise RulingError(NOT_ADMIN_DELETE)
+        await _defer(interaction)
         try:
             stored = await _service(interaction).stored(_scope(interaction))
         except Unavailable as exc:
             raise RulingError(_down(exc)) from None
         if stored.empty:
-            await interaction.response.send_message(present.NOTHING_STORED, ephemeral=True)
+            await _send(interaction, present.NOTHING_STORED)
             return
         expires = int(time.time()) + CONFIRM_SECONDS
         view = discord.ui.View(timeout=None)
@@ -679,9 +723,7 @@ class Rulings(commands.Cog):
                                         custom_id=f"{CONFIRM_PREFIX}yes:{expires}"))  # fmt: skip
         view.add_item(discord.ui.Button(label="Cancel", style=discord.ButtonStyle.secondary,
                                         custom_id=f"{CONFIRM_PREFIX}no:{expires}"))  # fmt: skip
-        await interaction.response.send_message(
-            present.delete_prompt(stored, CONFIRM_SECONDS // 60), view=view, ephemeral=True, allowed_mentions=NONE
-        )
+        await _send(interaction, present.delete_prompt(stored, CONFIRM_SECONDS // 60), view=view)
 
     async def on_confirm_delete(self, interaction: discord.Interaction, state: str) -> None:
         """A click on the confirmation: checked again (still an admin, not expired), then everything goes."""
@@ -696,12 +738,17 @@ class Rulings(commands.Cog):
             raise RulingError(NOT_ADMIN_DELETE)
         service, scope = _service(interaction), _scope(interaction)
         try:
+            await _defer(interaction, update=True)
+        except Expired:  # too late to reply at all: nothing is deleted (the buttons stay, for another click)
+            log_answer(interaction, "ruling delete-all", "expired")
+            return
+        try:
             config = await service.config(scope)  # read first: the audit channel is deleted with the rest
             deleted = await service.delete_all(scope)
         except Unavailable as exc:
-            await interaction.response.edit_message(content=_down(exc), view=None)
+            await interaction.edit_original_response(content=_down(exc), view=None)
             return
-        await interaction.response.edit_message(content=present.deleted_text(deleted), view=None)
+        await interaction.edit_original_response(content=present.deleted_text(deleted), view=None)
         log.info("deleted all rulings of a server at its admin's request (%d rulings)", deleted.rulings)
         who = escape(_author(interaction).name)
         await self._audit(interaction, config, f"{who} deleted all of this server's rulings ({deleted.rulings}).")
@@ -710,6 +757,8 @@ class Rulings(commands.Cog):
     async def _set(self, interaction: discord.Interaction, **values: str | None) -> ScopeConfig:
         if not is_admin(interaction):
             raise RulingError(NOT_ADMIN)
+        _service(interaction), _scope(interaction)
+        await _defer(interaction)
         try:
             return await _service(interaction).set_config(_scope(interaction), _author(interaction), **values)
         except Unavailable as exc:
@@ -724,7 +773,7 @@ class Rulings(commands.Cog):
             if role
             else "No judge role: only members with Manage Server can record rulings."
         )
-        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NONE)
+        await _send(interaction, text)
 
     @config.command(name="audit-channel", description="A channel that gets a line for every ruling change (admins)")
     @app_commands.describe(channel="Where to log changes; leave empty to stop logging")
@@ -733,7 +782,7 @@ class Rulings(commands.Cog):
     ) -> None:
         await self._set(interaction, audit_channel_id=str(channel.id) if channel else None)
         text = f"Ruling changes will be logged in <#{channel.id}>." if channel else "Ruling changes are not logged."
-        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NONE)
+        await _send(interaction, text)
 
 
 def absent_scopes(stored: list[str], listed: set[int], shards: set[int], shard_count: int) -> list[str]:
