@@ -63,3 +63,71 @@ def _restore_discord_urls() -> Iterator[None]:
     discord.py's API base and default gateway as it found them."""
     with preserved_discord_urls():
         yield
+
+
+# -- the default index: built once per worker, then opened or copied by the modules that need it -------
+# Building it embeds every shipped paragraph with the ONNX model (most of a minute on a busy 2-core machine);
+# opening a built one takes about half a second and copying it a few hundredths.
+
+import shutil  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+
+def _build_once(folder: Path, *, words_only: bool) -> Path:
+    """Build the shipped sources' index into ``folder`` with the shipped model (or none), whatever the
+    environment says, so that ``Engine.open(None, folder)`` under the default settings opens it as built."""
+    from glossary.loader import SHIPPED_SOURCES
+    from index.engine import Engine
+    from index.text import embedding
+
+    Engine.open([SHIPPED_SOURCES], folder, model=None if words_only else embedding.DEFAULT_MODEL).close()
+    return folder
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder`` with its size and modification time: what a test must leave unchanged."""
+    return {p.relative_to(folder).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+def _shared(folder: Path, what: str) -> Iterator[Path]:
+    """Yield a built index shared by every module of this worker; fail the session if a test wrote into it."""
+    before = _listing(folder)
+    yield folder
+    after = _listing(folder)
+    changed = sorted(set(before) ^ set(after) | {k for k in before.keys() & after.keys() if before[k] != after[k]})
+    assert not changed, (
+        f"a test wrote into the shared {what} at {folder} ({', '.join(changed[:5])}): open it read-only, or take "
+        "a copy from the index_copy fixture to reload, rebuild or keep bot state beside it"
+    )
+
+
+@pytest.fixture(scope="session")
+def default_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The shipped sources' index with the shipped embedding model, built once per worker. Read-only: open
+    ``Engine.open(None, default_index)`` on it (an engine per module or test keeps tests apart)."""
+    folder = _build_once(tmp_path_factory.mktemp("default-index") / "index", words_only=False)
+    yield from _shared(folder, "default index")
+
+
+@pytest.fixture(scope="session")
+def words_only_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The shipped sources' index without the model (``model=None`` / ``L5R_EMBEDDING_MODEL=off``), built
+    once per worker. Read-only, like ``default_index``."""
+    folder = _build_once(tmp_path_factory.mktemp("words-only-index") / "index", words_only=True)
+    yield from _shared(folder, "words-only index")
+
+
+@pytest.fixture(scope="session")
+def index_copy(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Callable[..., Path]:
+    """``index_copy(name, words_only=False)``: a private copy of the shared index, ``<tmp>/<name>N/index``,
+    for a module that reloads, rebuilds or runs a bot (which keeps its state in ``bot-state`` beside the
+    index folder). It carries the vector cache, so a build over other sources (house rulings, an edited
+    file) embeds only the paragraphs the shipped ones lack."""
+
+    def copy(name: str, *, words_only: bool = False) -> Path:
+        source: Path = request.getfixturevalue("words_only_index" if words_only else "default_index")
+        folder = tmp_path_factory.mktemp(name) / "index"
+        shutil.copytree(source, folder)
+        return folder
+
+    return copy

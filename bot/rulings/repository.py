@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import and_, bindparam, func, insert, select, update
@@ -26,11 +26,15 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.rulings import basis
+from bot.rulings.basis import RuleText
 from bot.rulings.schema import RULINGS_COUNTER, counters, ruling_versions, rulings, scopes
 from index.text.analysis import fold
 
 ACTIVE, RETIRED = "active", "retired"
 IMPORT_BATCH = 500  # rulings per statement in an import: one round trip each, the event loop runs between them
+# The texts of the entries a ruling applies to, as the sources have them now (bot.rulings.basis): recorded with it.
+TextsOf = Callable[[Sequence[str]], Sequence[RuleText]]
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class Ruling:
     updated_at: dt.datetime
     updated_by: str
     edited_on: str | None = None  # date of the latest edit, when there was one after the first version
+    review_since: str | None = None  # "needs review": the date the rule it applies to changed (bot.rulings.review)
 
     @property
     def active(self) -> bool:
@@ -136,6 +141,14 @@ class NotFound(LookupError):
     """No such ruling in this scope."""
 
 
+class NotFlagged(ValueError):
+    """The ruling needs no review (never flagged, or already cleared); ``current`` is how it stands."""
+
+    def __init__(self, current: Ruling) -> None:
+        super().__init__(f"ruling {current.id} needs no review")
+        self.current = current
+
+
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -163,6 +176,7 @@ def _ruling(row: Row, edited_on: str | None = None) -> Ruling:
         updated_at=_aware(m["updated_at"]),
         updated_by=m["updated_by"],
         edited_on=edited_on,
+        review_since=m["review_since"],
     )
 
 
@@ -193,20 +207,49 @@ class RulingsRepository:
         self.engine = engine
 
     # -- changes ---------------------------------------------------------------------------------
-    async def add(self, scope: str, draft: Draft, author: Author, action: str = "add") -> Ruling:
+    async def add(
+        self, scope: str, draft: Draft, author: Author, action: str = "add", texts: Sequence[RuleText] = ()
+    ) -> Ruling:
+        """A new ruling; ``texts`` (the entries it applies to, as the sources have them) are recorded with it."""
         async with self.engine.begin() as conn:
             ruling = await self._insert(conn, scope, draft, author, action)
+            await basis.record(conn, ruling.id, scope, texts, ruling.created_at)
             await self._bump(conn, scope)
         return ruling
 
-    async def edit(self, scope: str, ruling_id: int, expected_version: int, draft: Draft, author: Author) -> Ruling:
-        """A new version with ``draft``'s content; ``Conflict`` if ``expected_version`` is not current."""
+    async def edit(
+        self,
+        scope: str,
+        ruling_id: int,
+        expected_version: int,
+        draft: Draft,
+        author: Author,
+        texts: Sequence[RuleText] = (),
+    ) -> Ruling:
+        """A new version with ``draft``'s content; ``Conflict`` if ``expected_version`` is not current. The
+        judge looked at it again: ``texts`` become its basis and a "needs review" flag is cleared."""
         async with self.engine.begin() as conn:
             current = await self._current(conn, scope, ruling_id)
             if current.version != expected_version:
                 raise Conflict(current)
             ruling = await self._write(conn, current, draft, current.status, "edit", author, None, expected_version)
+            await basis.record(conn, ruling.id, scope, texts, ruling.updated_at)
             await self._bump(conn, scope)
+        return ruling
+
+    async def stands(self, scope: str, ruling_id: int, author: Author, texts: Sequence[RuleText]) -> Ruling:
+        """A judge says the ruling still stands on the rule as it reads now: a new version (action ``stands``,
+        content unchanged), ``texts`` its basis, the flag cleared. Nothing is written if it has no flag."""
+        async with self.engine.begin() as conn:
+            await self._bump(conn, scope)  # first: the write lock (SQLite) before anything is read
+            current = await self._current(conn, scope, ruling_id)
+            if current.review_since is None:
+                raise NotFlagged(current)
+            draft = Draft(
+                current.title, current.text, current.applies_to, current.event, current.judge, current.ruled_on
+            )
+            ruling = await self._write(conn, current, draft, current.status, "stands", author, None, current.version)
+            await basis.record(conn, ruling.id, scope, texts, ruling.updated_at)
         return ruling
 
     async def set_status(
@@ -225,7 +268,9 @@ class RulingsRepository:
             await self._bump(conn, scope)
         return ruling
 
-    async def import_drafts(self, scope: str, drafts: Sequence[Draft], author: Author) -> ImportResult:
+    async def import_drafts(
+        self, scope: str, drafts: Sequence[Draft], author: Author, texts_of: TextsOf | None = None
+    ) -> ImportResult:
         """All or nothing, in one transaction: a draft titled like an active ruling becomes its next version
         (unless identical), any other draft a new ruling; of two drafts with one title, the later is kept.
 
@@ -255,6 +300,9 @@ class RulingsRepository:
             for start in range(0, len(changed), IMPORT_BATCH):
                 result.updated += await self._update_batch(conn, changed[start : start + IMPORT_BATCH], author, at)
                 await asyncio.sleep(0)
+            if texts_of is not None:  # what each added or changed ruling was made against (unchanged ones keep theirs)
+                for ruling in result.added + result.updated:
+                    await basis.record(conn, ruling.id, scope, texts_of(ruling.applies_to), at)
             if result.added or result.updated:
                 await self._bump(conn, scope)
         return result
@@ -306,7 +354,7 @@ class RulingsRepository:
             .values(
                 version=bindparam("b_version"), status=ACTIVE, title=bindparam("b_title"), text=bindparam("b_text"),
                 applies_to=bindparam("b_applies"), event=bindparam("b_event"), judge=bindparam("b_judge"),
-                ruled_on=bindparam("b_ruled_on"), updated_at=at, updated_by=author.id,
+                ruled_on=bindparam("b_ruled_on"), updated_at=at, updated_by=author.id, review_since=None,
             )
         )  # fmt: skip
         await conn.execute(
@@ -329,7 +377,7 @@ class RulingsRepository:
             dataclasses.replace(
                 c, version=c.version + 1, status=ACTIVE, title=d.title, text=d.text, applies_to=tuple(d.applies_to),
                 event=d.event or None, judge=judge, ruled_on=ruled_on, updated_at=at, updated_by=author.id,
-                edited_on=edited_on,
+                edited_on=edited_on, review_since=None,
             )
             for c, d, judge, ruled_on in made
         ]  # fmt: skip
@@ -583,6 +631,8 @@ class RulingsRepository:
                 ruled_on=ruled_on,
                 updated_at=at,
                 updated_by=author.id,
+                # a judge looked at its content again (edit, import, "still stands"); retiring keeps the flag
+                review_since=current.review_since if action in ("retire", "restore") else None,
             )
         )
         if result.rowcount != 1:  # another transaction got there between our read and our write

@@ -4,8 +4,9 @@
 every state it ever had (append-only: history, and nothing a command does is ever lost). ``scopes``
 holds a server's settings, a revision bumped by every change in it and when the bot left it; ``feedback``
 holds players' "Not the answer?" reports and the pairs judges confirmed from them (``bot.rulings.feedback``);
-``counters`` holds process-wide generations (any ruling change; ``/reload`` of the rule documents) that other bot
-processes poll.
+``ruling_basis`` holds the rule text each ruling was made against (its "needs review" flag is
+``rulings.review_since``); ``counters`` holds process-wide generations (any ruling change; ``/reload`` of the
+rule documents) that other bot processes poll.
 """
 
 from __future__ import annotations
@@ -68,7 +69,24 @@ rulings = Table(
     Column("created_by", String(64), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Column("updated_by", String(64), nullable=False),
+    # "Needs review": the date its rule changed after it was made (NULL: nothing to review). Set by the check
+    # after a reload or a start (bot.rulings.review), cleared by an edit, "still stands", or the text changing back.
+    Column("review_since", String(10)),
     Index("ix_rulings_scope_status", "scope", "status"),
+)
+
+ruling_basis = Table(
+    "ruling_basis",
+    metadata,
+    # What each entry a ruling applies to said when the ruling was made, edited or confirmed (bot.rulings.review).
+    Column("ruling_id", Integer, ForeignKey("rulings.id"), primary_key=True),
+    Column("entry_id", Text, primary_key=True),
+    Column("scope", String(64), nullable=False),  # the ruling's (a server's data is deleted by scope)
+    Column("digest", String(16), nullable=False),  # of ``text`` (index.build.asked.digest)
+    Column("text", Text, nullable=False),  # the entry's paragraphs, verbatim, blank-line separated ("" if missing)
+    Column("stamp", String(10)),  # the entry's newest change stamp then (YYYY-MM-DD), if it had one
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    Index("ix_ruling_basis_scope", "scope"),
 )
 
 ruling_versions = Table(
