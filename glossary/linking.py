@@ -14,7 +14,7 @@ from collections.abc import Container
 
 from rapidfuzz import fuzz, process
 
-from glossary.model import Anomaly, Corpus, Entry
+from glossary.model import Anomaly, Change, Corpus, Entry
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 _PREFIXES = re.compile(r"^(?:the\s+)?glossary\s*,\s*", re.IGNORECASE)
@@ -216,6 +216,38 @@ def label_entries(entries: list[Entry]) -> None:
             e.label = text
 
 
+def _stamp_date(change: Change) -> str | None:
+    """A change's date as a judge reads it (an impossible printed date counts as its probable one)."""
+    return change.probable_date or change.date
+
+
+def _changed_after(ruling: Entry, by_id: dict[str, Entry], corpus: Corpus) -> None:
+    """A house ruling made (or last updated) before a later change stamp of a rule it applies to: lint reports
+    it, and answers say it was made before the rule changed (``Entry.changed_since``), as for server rulings."""
+    own = [d for c in ruling.changes if (d := _stamp_date(c))]
+    if not own:
+        return
+    made = max(own)
+    for ref in ruling.see_also:
+        target = by_id.get(ref.target) if ref.target else None
+        if target is None or target.source == "house":
+            continue
+        later = [d for c in target.changes if (d := _stamp_date(c)) and d > made]
+        if not later:
+            continue
+        when = max(later)
+        ruling.changed_since = max(ruling.changed_since or when, when)
+        corpus.anomalies.append(
+            Anomaly(
+                ruling.location.file,
+                ref.line or ruling.location.first_line,
+                "rule-changed-after-ruling",
+                f"'{ruling.title}' applies to '{target.title}': rule changed on {when} after this ruling of "
+                f"{made}; check it still stands, then give it an 'Updated:' date",
+            )
+        )
+
+
 def link_corpus(corpus: Corpus) -> None:
     """Resolve cross-references, link format overrides both ways, label same-titled entries apart, and report
     what points nowhere."""
@@ -272,6 +304,8 @@ def link_corpus(corpus: Corpus) -> None:
             overridden = by_id[target].overridden_by
             if entry.id not in overridden:
                 overridden.append(entry.id)
+        if entry.kind == "ruling":
+            _changed_after(entry, by_id, corpus)
 
     # Titles that differ only in case or punctuation (so their ids differ) in the same place. An entry
     # renamed ``<first id>-N`` is skipped: it was reported where it was renamed.

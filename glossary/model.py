@@ -189,6 +189,10 @@ class Entry:
     overridden_by: list[str] = field(default_factory=list)  # ids of format rules overriding this entry
     judge: str | None = None  # house rulings: who ruled
     event: str | None = None  # house rulings: the event the ruling was made for ("Kotei 2026"), if any
+    # Rulings: the date the rule it applies to changed after it was made ("needs review"), while no judge has
+    # looked at it again (server rulings: bot.rulings.review; house files: glossary.linking). Answers say "made
+    # before the rule changed on D".
+    changed_since: str | None = None
     # Where each paragraph stands in the source: (first_line, last_line), 1-based, parallel to ``paragraphs``.
     # A citation of one quoted paragraph gives its own lines, not the whole entry's range.
     lines: list[tuple[int, int]] = field(default_factory=list)
@@ -246,6 +250,7 @@ ANOMALY_SEVERITY: dict[str, Severity] = {
     "empty-update": "warning",
     "empty-ability": "warning",
     "empty-ruling": "warning",  # house ruling without text: skipped
+    "rule-changed-after-ruling": "warning",  # house ruling dated before a later change stamp of its rule
     "duplicate-id": "warning",  # both kept, the later renamed -2, -3, ...
     "duplicate-title": "warning",
     "duplicate-ruling": "warning",

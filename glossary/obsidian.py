@@ -607,7 +607,7 @@ def _link_updates(b: _Builder) -> None:
         links: list[tuple[str, _Line, int | None]] = []
         for item in items:
             for target in _targets_of(analysed(item.bare), named):
-                links.append((target, item, None))
+                links.append((target, item, _concerned_paragraph(by_id[target], analysed(item.bare))))
         if update.new_wording and items:  # the entry that now reads as the "New" wording: that paragraph
             wording = update.new_wording.strip()
             for e in named:
@@ -641,6 +641,39 @@ def _link_updates(b: _Builder) -> None:
             topic = _topic(" ".join(ln.bare for ln in items))
             if topic:
                 update.see_also.append(CrossRef(text=topic, target=None, line=items[0].no))
+
+
+# Words that say nothing about which paragraph a record concerns.
+_FILLER = frozenset(
+    "a an and are as at be been by can clarified changed added removed reworded updated explicitly for from has have "
+    "how in into is it its not of on or that the their them they this to was were what when which will with "
+    "would".split()
+)
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def _concerned_paragraph(entry: Entry, line: str) -> int | None:
+    """The one paragraph of ``entry`` an update line is about, when its words single one out; else None.
+
+    "Starting Holdings – clarified how they will not be put into the dynasty deck" concerns the paragraph that
+    says they "will not go into the Dynasty deck", not Border Keep's first-turn immunity: shown under every
+    paragraph it sent a judge looking for a change the immunity never had. The record is tied to a paragraph
+    only when that paragraph shares at least two telling words with it and strictly more than any other;
+    otherwise it keeps dating the whole entry.
+    """
+    if len(entry.paragraphs) < 2:
+        return None
+    subjects = _SUBJECTS.match(line)
+    predicate = line[subjects.end() - 1 :] if subjects else line
+    named = {_stem(w) for w in _WORD.findall(entry.title)}
+    words = {_stem(w) for w in _WORD.findall(predicate)} - {_stem(w) for w in _FILLER} - named
+    if not words:
+        return None
+    scores = [len(words & {_stem(w) for w in _WORD.findall(p)}) for p in entry.paragraphs]
+    best = max(scores)
+    if best < 2 or scores.count(best) > 1 or sorted(scores)[-2] == best:
+        return None
+    return scores.index(best)
 
 
 def _stem(word: str) -> str:

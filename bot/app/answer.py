@@ -126,6 +126,8 @@ class Quote:
 RelationKind = Literal[
     "amends",  # a format's update or rule changes this text in that format
     "restates",  # the format states the same rule in its own words (changing nothing said here)
+    "updates",  # a format's update-log record is about this text; it gives no Old/New wording to compare
+    "covers",  # the format has its own rule on the same topic (linked by name, no words in common)
     "restated-elsewhere",  # the same document states this again (the same or other words)
     "house-ruling",  # a host's house ruling applies to it
     "server-ruling",  # this server's own ruling applies to it

@@ -186,7 +186,8 @@ COMMANDS: tuple[Command, ...] = (
         "ruling",
         "This server's own rulings",
         "This server's own rulings: `list`, `history`, `export` for everyone; `add`, `edit`, `retire`, "
-        "`restore`, `import`, `feedback` (members' \"Not the answer?\" reports) for its judges; `config` for its "
+        "`restore`, `import`, `stands` (a ruling whose rule changed still stands), "
+        "`feedback` (members' \"Not the answer?\" reports) for its judges; `config` for its "
         "admins.",
         "/ruling list",
         extension="bot.discord_bot.cogs.rulings",

@@ -76,10 +76,12 @@ def date_text(change) -> str:  # type: ignore[no-untyped-def]
 
 def ruling_credit(entry: Entry) -> str:
     """`` (Judge, 2026-11-01, Event)`` for a house ruling: who ruled, when (the earliest date), and at
-    which event, as far as known."""
+    which event, as far as known; and, while it needs review, that it was made before its rule changed."""
     dates = sorted(c.date for c in entry.changes if c.date)
     parts = [entry.judge or "", dates[0] if dates else "", entry.event or ""]
     text = ", ".join(p for p in parts if p)
+    if entry.changed_since:  # its rule changed after it and no judge has looked at it since (bot.rulings.review)
+        text += ("; " if text else "") + f"made before the rule changed on {entry.changed_since}"
     return f" ({text})" if text else ""
 
 
@@ -111,12 +113,15 @@ class Composer:
         *,
         rulings: Callable[[str], Sequence[Entry]] | None = None,
         scope: Callable[[str, str], tuple[int, ...] | None] | None = None,
+        shows: Callable[[Entry], bool] | None = None,
     ) -> None:
         self.lookup = lookup
         self.rulebook_url = rulebook_url.rstrip("/") if rulebook_url else None
         self.children = children or (lambda _entry_id: [])
         self.rulings = rulings or (lambda _entry_id: ())
         self.scope = scope or (lambda _rule, entry_id: _whole(self.lookup(entry_id)))
+        # whether a rule is shown: a server leaves out the formats it does not play (bot.app.formats)
+        self.shows = shows or (lambda _entry: True)
 
     day: str | None = None  # answers as the loaded sources stood on this day (``on``); None: as loaded
     updates: tuple[Entry, ...] = ()  # the update-log records, whose Old wording stands in before their date
@@ -167,7 +172,7 @@ class Composer:
         """What bears on ``entry`` in the order a judge needs it: the format's own rules, then its update-log
         records newest first (the latest state of a topic the log changed several times leads), then house
         rulings."""
-        found = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None]
+        found = [e for e in (self.lookup(i) for i in entry.overridden_by) if e is not None and self.shows(e)]
         rules = [e for e in found if not is_ruling(e) and e.kind != "update"]
         updates = sorted(
             (e for e in found if not is_ruling(e) and e.kind == "update"),
@@ -183,7 +188,7 @@ class Composer:
         out: list[Relation] = []
         updates_seen = 0
         for rule in self.in_force(self.overriders(entry)):
-            kind = relation_kind(rule)
+            kind = relation_kind(rule, entry)
             scope = self.scope(rule.id, entry.id)
             if paragraph is not None and scope is not None and paragraph not in scope:
                 if rule.kind == "update":
@@ -248,12 +253,17 @@ class Composer:
         where = "this"
         if paragraph is None:
             where = _paragraphs(entry, scope)
+        if kind == "updates":  # no Old/New wording: an update about the text, not a claim that it changed it
+            which = "an earlier update" if earlier else "the latest update"
+            return runs(f"In {label}, {which} about {where}: ", strong(rule.label), f"{dated} (in that format):")
         if kind == "amends":
             which = "An earlier update" if earlier else "The latest update on this" if rule.kind == "update" else ""
             lead = f"In {label}, " + (f"{which.lower()}, " if which else "")
             return runs(lead, strong(rule.label), f"{dated} amends {where} (in that format):")
         if kind == "restates":
             return runs(f"{label} states {where} in its own words in ", strong(rule.label), " (in that format):")
+        if kind == "covers":
+            return runs(f"{label} also has a rule on {where}, ", strong(rule.label), " (in that format):")
         # concerns-entry: an update on the entry whose paragraph the texts do not make clear
         return runs(
             f"{label} has an update on {entry.label}, ",

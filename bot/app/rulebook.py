@@ -91,7 +91,7 @@ h2 { font-size: 1.3rem; margin-top: 2rem; border-bottom: 1px solid var(--rule); 
   text-indent: 0; }
 .relation { margin: .5rem 0 .75rem; padding: .1rem 0 .1rem .75rem; border-left: 3px solid var(--rule);
   white-space: normal; text-indent: 0; font-size: .95rem; }
-.relation.amends, .relation.concerns-entry { border-left-color: var(--accent); }
+.relation.amends, .relation.updates, .relation.concerns-entry { border-left-color: var(--accent); }
 .relation.house-ruling, .relation.server-ruling { border-left-color: var(--house); }
 .relation p { margin: .25rem 0; }
 .relation p.head, .relation .citation { white-space: normal; }

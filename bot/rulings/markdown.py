@@ -274,4 +274,5 @@ def ruling_entry(ruling: Ruling, resolver: NameResolver | None = None) -> Entry:
         see_also=[CrossRef(text=labels[i], target=i) for i in ruling.applies_to],
         judge=ruling.judge,
         event=ruling.event,
+        changed_since=ruling.review_since,
     )

@@ -11,6 +11,7 @@ from bot.app.renderers.discord_markdown import DESCRIPTION_LIMIT, escape, shorte
 from bot.rulings.markdown import Problem
 from bot.rulings.repository import ImportResult, Ruling, Version
 from bot.rulings.retention import Stored
+from bot.rulings.review import Flagged, before_after, changed_paragraphs
 
 LIST_ROOM = DESCRIPTION_LIMIT - 200  # leave room for the "and N more" line
 
@@ -27,10 +28,22 @@ def ruling_line(ruling: Ruling, name_of: Callable[[str], str]) -> str:
         line += " · applies to " + ", ".join(escape(name_of(i)) for i in ruling.applies_to)
     if not ruling.active:
         line += " · *retired*"
+    if ruling.review_since:
+        line += f" · ⚠ {review_mark(ruling)}"
     return shorten(line, 400)
 
 
-def list_text(rulings: Sequence[Ruling], name_of: Callable[[str], str], event: str | None) -> str:
+def review_mark(ruling: Ruling) -> str:
+    """What ``/ruling list`` says of a flagged ruling (bot.rulings.review)."""
+    return f"needs review: the rule it applies to changed on {ruling.review_since}"
+
+
+def list_text(
+    rulings: Sequence[Ruling], name_of: Callable[[str], str], event: str | None, flagged: bool = False
+) -> str:
+    if not rulings and flagged:
+        where = f" for the event “{escape(event)}”" if event else ""
+        return f"No ruling{where} needs review: none rests on a rule that changed since it was made or confirmed."
     if not rulings:
         where = f" for the event “{escape(event)}”" if event else ""
         return f"This server has no rulings{where} yet. Judges record them with `/ruling add`."
@@ -46,7 +59,8 @@ def list_text(rulings: Sequence[Ruling], name_of: Callable[[str], str], event: s
     return "\n".join(lines)
 
 
-ACTIONS = {"add": "added", "edit": "edited", "retire": "retired", "restore": "restored", "import": "imported"}
+ACTIONS = {"add": "added", "edit": "edited", "retire": "retired", "restore": "restored", "import": "imported",
+           "stands": "confirmed still standing"}
 
 
 def history_text(versions: Sequence[Version]) -> str:
@@ -161,3 +175,45 @@ def delete_prompt(stored: Stored, minutes: int) -> str:
 def deleted_text(deleted: Stored) -> str:
     what = stored_line(deleted.rulings, deleted.versions, deleted.settings, deleted.reports)
     return f"Deleted {what}. Nothing of this server's rulings is left in the bot's database."
+
+
+# -- rulings whose rule changed (bot.rulings.review) --------------------------------------------------------
+REVIEW_FILE = "rule-change-{id}.txt"
+
+
+def review_post(flagged: Flagged, name_of: Callable[[str], str], room: int = MESSAGE_ROOM) -> tuple[str, str | None]:
+    """The audit channel's post for a flagged ruling: what changed, the rule before and after (verbatim, as
+    quotations), and how to clear it; when that does not fit one message, the before/after goes in a file
+    (returned as its text) and the message says so."""
+    ruling = flagged.ruling
+    head = (f"⚠ Ruling `#{ruling.id}` **{escape(ruling.title)}** ({credit(ruling)}) needs review: the rule it "
+            f"applies to changed on {flagged.changed_on}.")  # fmt: skip
+    tail = (f"A judge clears this with **Still stands** below (or `/ruling stands ruling:{ruling.id}`), or by "
+            f"editing the ruling (`/ruling edit ruling:{ruling.id}`).")  # fmt: skip
+    blocks = []
+    for change in flagged.changes:
+        name = escape(name_of(change.entry_id))
+        if not change.after:
+            blocks.append(f"**{name}** is no longer in the sources. It read:\n{_quoted(change.before)}")
+            continue
+        for old, new in changed_paragraphs(change.before, change.after):
+            was = _quoted("\n\n".join(old)) if old else "> *(no such paragraph)*"
+            now = _quoted("\n\n".join(new)) if new else "> *(removed)*"
+            blocks.append(f"**{name}**, before:\n{was}\nnow:\n{now}")
+    whole = "\n\n".join([head, *blocks, tail])
+    if len(whole) <= room:
+        return whole, None
+    names = ", ".join(f"**{escape(name_of(c.entry_id))}**" for c in flagged.changes)
+    short = (f"{head}\nThe text of {names} before and after is in the attached "
+             f"{REVIEW_FILE.format(id=ruling.id)}.\n\n{tail}")  # fmt: skip
+    return shorten(short, room), before_after(flagged, name_of)
+
+
+def _quoted(text: str) -> str:
+    return "\n".join("> " + line for line in escape(text).split("\n"))
+
+
+def stands_line(who: str, ruling: Ruling) -> str:
+    """The audit line for "still stands": the judge, the ruling, its new version."""
+    return shorten(f"{escape(who)} confirmed ruling `#{ruling.id}` **{escape(ruling.title)}** still stands on the "
+                   f"rule as it reads now (version {ruling.version}).", MESSAGE_ROOM)  # fmt: skip

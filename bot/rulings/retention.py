@@ -30,6 +30,7 @@ from bot.rulings.schema import (
     counters,
     digest_deliveries,
     feedback,
+    ruling_basis,
     ruling_versions,
     rulings,
     scopes,
@@ -148,6 +149,7 @@ async def _delete(conn: AsyncConnection, scope_list: Sequence[str]) -> dict[str,
     await conn.execute(delete(digest_deliveries).where(digest_deliveries.c.subscription_id.in_(subs)))
     await conn.execute(delete(subscriptions).where(subscriptions.c.scope.in_(scope_list)))  # /changes subscribe
     await conn.execute(delete(ruling_versions).where(ruling_versions.c.ruling_id.in_(ids)))
+    await conn.execute(delete(ruling_basis).where(ruling_basis.c.ruling_id.in_(ids)))  # the rule texts they rest on
     await conn.execute(delete(rulings).where(rulings.c.scope.in_(scope_list)))
     await conn.execute(delete(scopes).where(scopes.c.scope.in_(scope_list)))
     if any(not s.empty for s in found.values()):

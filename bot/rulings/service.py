@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
-from bot.rulings import feedback, markdown, retention
+from bot.rulings import basis, feedback, markdown, retention, review
 from bot.rulings.db import describe, make_engine, migrate
 from bot.rulings.repository import (
     ACTIVE,
@@ -43,6 +43,7 @@ from bot.rulings.repository import (
     Author,
     Draft,
     ImportResult,
+    NotFound,
     Ruling,
     RulingsRepository,
     ScopeConfig,
@@ -175,6 +176,10 @@ class RulingsService:
         self._membership = asyncio.Lock()  # one flush at a time: a mark and a later clear land in that order
         self._purger: asyncio.Task[None] | None = None
         self.last_purge: dict[str, retention.Stored] | None = None  # what the latest purge deleted
+        # Rulings whose rule changed (bot.rulings.review): checked at the first poll and after each reload; the
+        # rulings this process flagged go to ``on_review`` (the Discord layer posts them to the audit channels).
+        self.on_review: Callable[[list[review.Flagged]], Awaitable[object]] | None = None
+        self._review_due = True
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -362,11 +367,53 @@ class RulingsService:
             self._embedding.pop(scope, None)
 
     async def relink(self) -> None:
-        """After the rule documents were reloaded: rebuild every overlay against the new entries."""
+        """After the rule documents were reloaded: rebuild every overlay against the new entries, then look
+        for rulings whose rule changed (with the database down, the poll does it once it is back)."""
         for scope in list(self._loaded):
             previous = self.overlays.get(scope)
             self.overlays.drop(scope)
             await self._publish(scope, previous)
+        self._review_due = True
+        try:
+            await self.review_rules()
+        except DB_ERRORS as exc:
+            self._mark_down(exc)
+
+    # -- rulings whose rule changed (bot/rulings/review.py) ---------------------------------------------
+    def texts(self, entry_ids: Sequence[str]) -> list[basis.RuleText]:
+        """The entries' texts as the loaded sources have them: what a ruling written now is made against."""
+        engine = self._engine()
+        return [basis.rule_text(i, engine.get(i)) for i in entry_ids]
+
+    async def review_rules(self) -> review.Outcome:
+        """Compare every active ruling's recorded rule text with the sources (raises on database errors); the
+        rulings this process flagged go to ``on_review``, and the overlays whose notes changed are rebuilt."""
+        await self._prepare()
+        outcome = await review.check(self._db(), self._engine().get, self.clock().date().isoformat())
+        self._review_due = False
+        self._mark_up()
+        for scope in sorted(outcome.scopes & set(self._loaded)):
+            await self.refresh(scope)
+        if outcome.flagged or outcome.cleared or outcome.recorded:
+            log.info("rule changes: %d ruling(s) flagged for review, %d cleared (text back as it was), %d "
+                     "recorded for the first time", len(outcome.flagged), len(outcome.cleared), outcome.recorded)
+        if outcome.flagged and self.on_review is not None:
+            try:
+                await self.on_review(outcome.flagged)
+            except Exception:  # the flags are saved and shown; only the audit posts are lost
+                log.exception("posting %d flagged ruling(s) to the audit channels failed", len(outcome.flagged))
+        return outcome
+
+    async def stands(self, scope: str, ruling_id: int, author: Author) -> Ruling:
+        """A judge says a flagged ruling still stands on the rule as it reads now (``NotFlagged`` if none)."""
+
+        async def write(repo: RulingsRepository) -> Ruling:
+            current = await repo.get(scope, ruling_id)
+            if current is None:
+                raise NotFound(f"no ruling #{ruling_id} in this server")
+            return await repo.stands(scope, ruling_id, author, self.texts(current.applies_to))
+
+        return await self._write(scope, write)  # type: ignore[return-value]
 
     # -- the poll --------------------------------------------------------------------------------
     async def _poll_loop(self) -> None:
@@ -395,6 +442,8 @@ class RulingsService:
         counters = await self._repo().counters()
         self._mark_up()
         await self.flush_membership()
+        if self._review_due:  # at start (and after a reload that found the database down)
+            await self.review_rules()
         for scope in list(self._wanted):
             await self.refresh(scope)
         if counters.get(RULINGS_COUNTER) != self._seen.get(RULINGS_COUNTER):
@@ -440,11 +489,14 @@ class RulingsService:
         return result
 
     async def add(self, scope: str, draft: Draft, author: Author) -> Ruling:
-        return await self._write(scope, lambda repo: repo.add(scope, draft, author))  # type: ignore[return-value]
+        texts = self.texts(draft.applies_to)
+        return await self._write(  # type: ignore[return-value]
+            scope, lambda repo: repo.add(scope, draft, author, texts=texts)
+        )
 
     async def edit(self, scope: str, ruling_id: int, expected: int, draft: Draft, author: Author) -> Ruling:
         return await self._write(  # type: ignore[return-value]
-            scope, lambda repo: repo.edit(scope, ruling_id, expected, draft, author)
+            scope, lambda repo: repo.edit(scope, ruling_id, expected, draft, author, self.texts(draft.applies_to))
         )
 
     async def retire(self, scope: str, ruling_id: int, author: Author, note: str | None = None) -> Ruling:
@@ -459,7 +511,7 @@ class RulingsService:
 
     async def import_drafts(self, scope: str, drafts: Sequence[Draft], author: Author) -> ImportResult:
         return await self._write(  # type: ignore[return-value]
-            scope, lambda repo: repo.import_drafts(scope, drafts, author)
+            scope, lambda repo: repo.import_drafts(scope, drafts, author, self.texts)
         )
 
     # -- players' reports and the pairs judges confirm (bot/rulings/feedback.py) -------------------------

@@ -34,13 +34,21 @@ Scope = tuple[int, ...] | None
 Scopes = dict[tuple[str, str], Scope]  # (rule id, entry id) -> the entry's paragraphs it concerns
 
 
-def relation_kind(rule: Entry) -> str:
-    """How a linked rule bears on the entry it is linked to: an update-log record amends it in its format,
-    a house ruling applies to it, a format's own rule states it in that format's words."""
+def relation_kind(rule: Entry, of: Entry | None = None) -> str:
+    """How a linked rule bears on the entry ``of`` it is linked to, claiming no more than the texts show.
+
+    A house ruling applies to it. An update-log record that gives Old/New wording amends a text in its
+    format; one without (the Terrain updates: "One Terrain per battlefield will be returned") is an update
+    *on* the topic, and whether it changes what the entry says is for the judge to read, so it is never
+    called an amendment. A format's own rule restates the entry where it repeats a run of its words
+    (Tactical Advantage and Tactical); one linked by its name alone (B. Family Honor) also covers the topic.
+    """
     if rule.kind == "ruling":
         return "house-ruling"
     if rule.kind == "update":
-        return "amends"
+        return "amends" if rule.old_wording or rule.new_wording else "updates"
+    if of is not None and not _repeated(rule, of):
+        return "covers"
     return "restates"
 
 

@@ -114,7 +114,7 @@ def test_obsidian_hand_override_is_shown_first(judge: Judge, engine: Engine) -> 
         answer = judge.open(entry.id)
         rule = judge.composer.overriders(entry)[0]
         assert isinstance(answer.body[0], Relation) and answer.body[0].entry is rule
-        assert answer.body[0].kind in ("amends", "restates")
+        assert answer.body[0].kind in ("amends", "updates", "restates", "covers")
         heading = plain_text(answer.body[0].heading)
         assert heading.startswith(("In The Obsidian Hand Ruleset, ", "The Obsidian Hand Ruleset states "))
         assert "(in that format)" in heading

@@ -235,8 +235,8 @@ def test_cross_references_overrides_and_judge(entries: list[Entry], tmp_path: Pa
     # Without paragraph scopes (no index) the update concerns the entry as a whole: worded as the composer
     # words it, quoted, with its own citation (a link to it) and dates, before the text it amends.
     assert (
-        '<div class="relation amends"><p class="head">In The Obsidian Hand Ruleset, the latest update on this, '
-        "<strong>Update 10/25/2015</strong> (2015-10-25) amends this entry (in that format):</p>"
+        '<div class="relation updates"><p class="head">In The Obsidian Hand Ruleset, the latest update about this '
+        "entry: <strong>Update 10/25/2015</strong> (2015-10-25) (in that format):</p>"
         '<blockquote class="quote"><p>One Terrain per battlefield will be returned.'
     ) in glossary
     assert (
@@ -270,9 +270,10 @@ def test_an_amendment_stands_under_the_paragraph_it_concerns(entries: list[Entry
     export_rulebook(entries, tmp_path, scope=lambda rule, entry: scopes.get((rule, entry)))
     glossary = (tmp_path / "glossary.html").read_text(encoding="utf-8")
     p2, p3 = glossary.index('id="glossary:terrain-p2"'), glossary.index('id="glossary:terrain-p3"')
-    amends = glossary.index('<div class="relation amends">')
-    assert p2 < amends < p3 and glossary.count('class="relation amends') == 1
-    assert "<strong>Update 10/25/2015</strong> (2015-10-25) amends paragraph 2 (in that format):" in glossary
+    amends = glossary.index('<div class="relation updates">')
+    assert p2 < amends < p3 and glossary.count('class="relation updates') == 1
+    assert "about paragraph 2: <strong>Update 10/25/2015</strong> (2015-10-25) (in that format):" in glossary
+    assert "amends" not in glossary  # neither update gives Old/New wording: neither is called an amendment
     assert parse_page(tmp_path / "glossary.html").paras["glossary:terrain-p2"] == TERRAIN[1]  # the quote is apart
     # the house ruling applies to the entry as a whole: before the text, introduced as the composer does
     assert glossary.index('class="relation house-ruling"') < glossary.index(
@@ -752,20 +753,22 @@ def test_terrain_paragraph_2_is_amended_by_both_updates_latest_first(
     shipped_site: tuple[Path, dict[str, Entry]],
 ) -> None:
     """The one-Terrain-per-battlefield paragraph carries the Obsidian Hand's 10/25/2015 and 10/20/2015 updates,
-    worded as amendments of it; paragraph 3 (and every other) carries no amendment."""
+    worded as updates about it (neither gives Old/New wording, so neither is called an amendment); paragraph 3
+    (and every other) carries none."""
     out, by_id = shipped_site
     terrain = by_id["glossary:terrain"]
     assert "no player can play another Terrain there" in terrain.paragraphs[1]
     found = _relations(out / "glossary.html", "glossary:terrain")
-    amends = [r for r in found if "amends" in r["kind"]]
+    amends = [r for r in found if "updates" in r["kind"]]
+    assert not [r for r in found if "amends" in r["kind"]]
     assert [(r["under"], r["href"]) for r in amends] == [
         ("glossary:terrain-p2", "obsidian-hand.html#obsidian-hand:update-2015-10-25"),
         ("glossary:terrain-p2", "obsidian-hand.html#obsidian-hand:update-2015-10-20"),
     ]
-    assert amends[0]["head"] == ("In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 "
-                                 "(2015-10-25) amends paragraph 2 (in that format):")
-    assert amends[1]["head"] == ("In The Obsidian Hand Ruleset, an earlier update, Update 10/20/2015 (2015-10-20) "
-                                 "amends paragraph 2 (in that format):")
+    assert amends[0]["head"] == ("In The Obsidian Hand Ruleset, the latest update about paragraph 2: "
+                                 "Update 10/25/2015 (2015-10-25) (in that format):")
+    assert amends[1]["head"] == ("In The Obsidian Hand Ruleset, an earlier update about paragraph 2: "
+                                 "Update 10/20/2015 (2015-10-20) (in that format):")
     assert "earlier" in amends[1]["kind"] and "earlier" not in amends[0]["kind"]
     assert not any(r["under"] == "glossary:terrain-p3" for r in found)
     assert {r["under"] for r in found} == {"glossary:terrain-p2", None}  # the house rulings: the whole entry
@@ -777,16 +780,17 @@ def test_terrain_paragraph_2_is_amended_by_both_updates_latest_first(
     assert "Overridden" not in page
 
 
-def test_family_honor_reads_as_a_restatement(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
-    """The Obsidian Hand's "B. Family Honor" states the glossary's Family Honor in its own words: it changes
-    nothing said there, and the rulebook says exactly that (never "Overridden")."""
+def test_family_honor_reads_as_the_formats_own_rule_on_it(shipped_site: tuple[Path, dict[str, Entry]]) -> None:
+    """The Obsidian Hand's "B. Family Honor" is linked to the glossary's Family Honor by its name alone (no
+    words in common): the rulebook says the format also has a rule on it, never that it restates, amends or
+    overrides it."""
     out, _ = shipped_site
     found = _relations(out / "glossary.html", "glossary:family-honor")
     assert found == [{
         "article": "glossary:family-honor",
         "under": "glossary:family-honor-p1",
-        "kind": ["restates"],
-        "head": "The Obsidian Hand Ruleset states this in its own words in B. Family Honor (in that format):",
+        "kind": ["covers"],
+        "head": "The Obsidian Hand Ruleset also has a rule on this, B. Family Honor (in that format):",
         "href": "obsidian-hand.html#obsidian-hand:ii-b-family-honor",
     }]
     for page in out.glob("*.html"):
@@ -838,7 +842,7 @@ def test_bot_export_command_writes_the_site(
     ]
     assert (out / "pagefind" / "pagefind-entry.json").is_file()
     assert "<title>Kotei rulebook</title>" in (out / "index.html").read_text(encoding="utf-8")
-    assert [r["under"] for r in _relations(out / "glossary.html", "glossary:terrain") if "amends" in r["kind"]] == [
+    assert [r["under"] for r in _relations(out / "glossary.html", "glossary:terrain") if "updates" in r["kind"]] == [
         "glossary:terrain-p2", "glossary:terrain-p2"]
     assert main(["export", str(tmp_path / "other"), "--sources", str(tmp_path / "missing")]) == 1
     assert "missing" in capsys.readouterr().err

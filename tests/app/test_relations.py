@@ -76,21 +76,24 @@ def test_terrain_paragraph_3_is_amended_by_nothing(judge: Judge) -> None:
     assert "amends" not in shown and "10/25/2015" not in shown and "10/20/2015" not in shown
 
 
-def test_terrain_paragraph_2_is_amended_by_both_updates_latest_first(judge: Judge) -> None:
+def test_terrain_paragraph_2_carries_both_updates_latest_first_never_called_amendments(judge: Judge) -> None:
+    """Neither Terrain update gives Old/New wording: each is an update about the paragraph, and the answer
+    does not claim it changed the glossary's text (issue 17: say only what the sources say)."""
     answer = judge.ask("can I play a second terrain if one is already out at this battlefield")
     blocks = first_result(answer, "glossary:terrain")
     assert quoted_paragraph(blocks, "glossary:terrain") == 1
     found = [r for r in relations(blocks) if r.kind != "house-ruling"]
     assert [(r.kind, r.entry.id, r.scope, r.earlier) for r in found] == [
-        ("amends", "obsidian-hand:update-2015-10-25", (1,), False),
-        ("amends", "obsidian-hand:update-2015-10-20", (1,), True),
+        ("updates", "obsidian-hand:update-2015-10-25", (1,), False),
+        ("updates", "obsidian-hand:update-2015-10-20", (1,), True),
     ]
     for r in found:  # each related text is quoted verbatim with its own citation
         assert r.quote is not None and r.quote.text == r.entry.text
         assert isinstance(r.citation, Citation) and r.citation.entry is r.entry
     text = to_text(answer)
-    latest = text.index("the latest update on this, Update 10/25/2015")
-    earlier = text.index("an earlier update, Update 10/20/2015")
+    latest = text.index("the latest update about this: Update 10/25/2015")
+    earlier = text.index("an earlier update about this: Update 10/20/2015")
+    assert "amends" not in text
     assert latest < earlier
     assert "Updates › Update 10/25/2015, lines 14-15" in text  # the update's own lines, not Terrain's
 
@@ -98,19 +101,20 @@ def test_terrain_paragraph_2_is_amended_by_both_updates_latest_first(judge: Judg
 def test_terrain_shown_whole_names_the_paragraph_the_updates_amend(judge: Judge) -> None:
     answer = judge.define("terrain")
     found = [r for r in relations(list(walk(answer.body))) if r.kind != "house-ruling"]
-    assert {(r.kind, r.scope) for r in found} == {("amends", (1,))}
+    assert {(r.kind, r.scope) for r in found} == {("updates", (1,))}
     text = to_text(answer)
-    assert "amends paragraph 2 (in that format)" in text
-    assert "amends this" not in text  # "this" would be the whole entry: not true
+    assert "the latest update about paragraph 2: Update 10/25/2015" in text
+    assert "about this" not in text  # "this" would be the whole entry: not true
 
 
-def test_family_honor_is_restated_by_the_obsidian_hand_not_amended(judge: Judge) -> None:
+def test_family_honor_is_covered_by_the_obsidian_hand_not_amended_nor_restated(judge: Judge) -> None:
+    """Linked by name only (no run of words in common): "also has a rule on this", not "in its own words"."""
     for answer in (judge.ask("family honor"), judge.define("family honor")):
         blocks = list(walk([b for item in answer.items for b in item.blocks] + answer.body))
         found = [r for r in relations(blocks) if r.of.id == "glossary:family-honor"]
-        assert [(r.kind, r.entry.id) for r in found] == [("restates", "obsidian-hand:ii-b-family-honor")]
+        assert [(r.kind, r.entry.id) for r in found] == [("covers", "obsidian-hand:ii-b-family-honor")]
         shown = to_text(answer) + discord_text(answer)
-        assert "in its own words in B. Family Honor" in shown
+        assert "also has a rule on this" in shown and "in its own words" not in shown
         assert "amends" not in shown and "Overridden" not in shown
 
 
@@ -177,3 +181,25 @@ def test_a_servers_ruling_is_its_own_relation_under_the_entry_and_under_a_result
     assert [r.entry.id for r in named] == [ruling.id]
     assert plain_text(named[0].heading).startswith("This server's ruling applies: Terrain during a duel")
     assert not [r for r in relations(result) if r.kind in ("amends", "concerns-entry")]  # still ¶3
+
+
+def test_tactical_advantage_repeats_tacticals_words_so_it_restates_it(judge: Judge) -> None:
+    """The one format rule that repeats a run of a glossary entry's words is worded as a restatement."""
+    answer = judge.define("tactical")
+    found = [r for r in relations(list(walk(answer.body))) if r.entry.id == "obsidian-hand:ability-tactical-advantage"]
+    assert [r.kind for r in found] == ["restates"]
+    assert "in its own words in Tactical Advantage" in to_text(answer)
+
+
+def test_a_log_record_is_dated_under_the_paragraph_its_words_name_not_under_the_rest(judge: Judge) -> None:
+    """"Starting Holdings – clarified how they will not be put into the dynasty deck" concerns the paragraph
+    saying they do not go into the Dynasty deck; Border Keep's first-turn immunity never changed (issue 17)."""
+    holdings = judge.lookup("obsidian-hand:iii-a-starting-holdings")
+    assert holdings is not None
+    record = [c for c in holdings.changes if c.update_id == "obsidian-hand:update-2016-01-11"]
+    assert [c.paragraph for c in record] == [0] and "Dynasty deck" in holdings.paragraphs[0]
+    answer = judge.ask("my border keep on turn 1, can my opponent's cards affect it")
+    text = to_text(answer)
+    immunity = text.index("Border Keep will not be affected by other player’s cards until the end")
+    shown = text[immunity: text.index("\n\n", immunity)]
+    assert "2016-01-11" not in shown and "dynasty deck" not in shown

@@ -106,7 +106,12 @@ def audit(corpus: Corpus) -> Counter[str]:
                 assert change.paragraph == expected[change.line], (entry.id, change.raw, change.paragraph)
             elif change.update_id is not None and change.paragraph is not None:
                 update = by_id[change.update_id]
-                assert update.new_wording and update.new_wording.strip() in entry.paragraphs[change.paragraph]
+                if update.new_wording:
+                    assert update.new_wording.strip() in entry.paragraphs[change.paragraph]
+                else:  # tied by its words: the dated paragraph shares more of them than any other paragraph
+                    shared = [_shared_words(change.note or "", p, entry.title) for p in entry.paragraphs]
+                    assert shared[change.paragraph] >= 2, (entry.id, change.note)
+                    assert sorted(shared)[-2] < shared[change.paragraph], (entry.id, change.note)
             seen["changes"] += 1
             seen["whole-entry changes" if change.paragraph is None else "paragraph changes"] += 1
         for p in range(len(entry.paragraphs)):
@@ -156,3 +161,12 @@ def test_every_date_and_every_paragraph_against_the_source(sources: list[Path]) 
 if __name__ == "__main__":
     counts = audit(load_corpus([SHIPPED_SOURCES]))
     print("checked against the source files:", ", ".join(f"{n} {what}" for what, n in counts.items()))
+
+
+def _shared_words(note: str, paragraph: str, title: str) -> int:
+    """Telling words (four letters or more) an update note and a paragraph share, the entry's title aside."""
+    def words(text: str) -> set[str]:
+        return {w.lower()[:5] for w in re.findall(r"[A-Za-z]{4,}", text)}
+    filler = {"clari", "chang", "added", "expli", "will", "they", "them", "their", "into", "with", "that", "this",
+              "have", "from", "when", "what"}
+    return len((words(note) - words(title) - filler) & words(paragraph))

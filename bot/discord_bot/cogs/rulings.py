@@ -36,12 +36,13 @@ from bot.discord_bot.logs import log_answer
 from bot.discord_bot.replies import answer_embed, first_response, send_error
 from bot.rulings import markdown, present
 from bot.rulings.importing import ImportLimits
-from bot.rulings.repository import Author, Conflict, NotFound, Ruling, ScopeConfig
+from bot.rulings.repository import Author, Conflict, NotFlagged, NotFound, Ruling, ScopeConfig
 from bot.rulings.service import ConcurrentChange, NoAnswer, StorageFull, Unavailable
 from glossary.model import slugify
 
 if TYPE_CHECKING:
     from bot.discord_bot.client import JudgeBot
+    from bot.rulings.review import Flagged
     from bot.rulings.service import RulingsService
 
 log = logging.getLogger("bot.rulings")
@@ -50,6 +51,7 @@ MODAL_PREFIX = "l5r:rm:"
 REOPEN_PREFIX = "l5r:rd:"
 CONFIRM_PREFIX = "l5r:rx:"  # /ruling delete-all's buttons: l5r:rx:<yes|no>:<expiry, Unix seconds>
 CONFIRM_SECONDS = 300  # how long the confirmation's buttons work
+STANDS_PREFIX = "l5r:rs:"  # the audit post's "Still stands" button: l5r:rs:<ruling id>
 DOWN = "The rulings database is unreachable right now, so nothing was changed. Please try again in a minute."
 FULL = ("The rulings database has no room to write (its disk is full), so nothing was changed. The bot's host "
         "has to free space; trying again will not help until then.")
@@ -290,6 +292,7 @@ class Rulings(commands.Cog):
     async def cog_load(self) -> None:
         if self.bot.rulings is not None:  # the first purge once the servers present are known
             self.bot.rulings.start_purging(self.bot.wait_until_ready)
+            self.bot.rulings.on_review = self.post_reviews  # rulings whose rule changed: to the audit channels
 
     @commands.Cog.listener()
     async def on_guild_available(self, guild: discord.Guild) -> None:
@@ -436,6 +439,8 @@ class Rulings(commands.Cog):
                 await self.on_reopen(interaction, custom_id.removeprefix(REOPEN_PREFIX))
             elif interaction.type is discord.InteractionType.component and custom_id.startswith(CONFIRM_PREFIX):
                 await self.on_confirm_delete(interaction, custom_id.removeprefix(CONFIRM_PREFIX))
+            elif interaction.type is discord.InteractionType.component and custom_id.startswith(STANDS_PREFIX):
+                await self.on_stands_button(interaction, custom_id.removeprefix(STANDS_PREFIX))
         except RulingError as exc:
             await send_error(interaction, str(exc))
         except Exception:
@@ -636,29 +641,107 @@ class Rulings(commands.Cog):
         if result.added or result.updated:  # one line for the whole file, not one per ruling
             await self._audit(interaction, config, present.audit_import(author.name, file.filename, result))
 
+    # -- rulings whose rule changed (bot/rulings/review.py) ----------------------------------------------
+    async def post_reviews(self, flagged: list[Flagged]) -> None:
+        """The rulings this process flagged after a reload or a start: one post each in its server's audit
+        channel (the database made sure no other process posts it), with the rule before and after and a
+        "Still stands" button. A server without an audit channel sees the flag in ``/ruling list`` only."""
+        name_of = self._name_of(None)
+        for item in flagged:
+            ruling = item.ruling
+            try:
+                config = await self.bot.rulings.config(ruling.scope)  # type: ignore[union-attr]
+            except Unavailable:
+                log.warning("ruling %s needs review, but its server's settings could not be read", ruling.id)
+                continue
+            if not config.audit_channel_id:
+                continue
+            text, attachment = present.review_post(item, name_of)
+            view = discord.ui.View(timeout=None)
+            view.add_item(discord.ui.Button(label="Still stands", style=discord.ButtonStyle.primary,
+                                            custom_id=f"{STANDS_PREFIX}{ruling.id}"))  # fmt: skip
+            extra: dict[str, Any] = {}
+            if attachment is not None:
+                name = present.REVIEW_FILE.format(id=ruling.id)
+                extra["file"] = discord.File(io.BytesIO(attachment.encode("utf-8")), filename=name)
+            guild_id = int(ruling.scope.partition(":")[2]) if ruling.scope.startswith("guild:") else None
+            try:
+                channel = self.bot.get_partial_messageable(int(config.audit_channel_id), guild_id=guild_id)
+                await channel.send(text, view=view, allowed_mentions=NONE, **extra)
+            except (discord.HTTPException, ValueError):
+                log.warning("could not post ruling %s's review to the audit channel %s", ruling.id,
+                            config.audit_channel_id, exc_info=True)  # fmt: skip
+
+    @ruling.command(name="stands", description="A ruling flagged after its rule changed still stands (judges)")
+    @app_commands.describe(ruling="The flagged ruling (see /ruling list needs_review:True)")
+    @app_commands.autocomplete(ruling=pick_active)
+    async def stands(self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120]) -> None:
+        number = _ruling_number(ruling)
+        config = await _require_judge(interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        saved = await self._stands(interaction, number)
+        await interaction.followup.send(self._stood_text(saved), ephemeral=True, allowed_mentions=NONE)
+        await self._audit(interaction, config, present.stands_line(_author(interaction).name, saved))
+
+    async def on_stands_button(self, interaction: discord.Interaction, state: str) -> None:
+        """"Still stands" on an audit post: checked as the command is (a judge of that server), then the post
+        says who confirmed it and loses its button."""
+        if not state.isdigit():
+            return
+        await _require_judge(interaction)
+        await interaction.response.defer()  # the write may take a moment: the post is edited after it
+        saved = await self._stands(interaction, int(state))
+        line = present.stands_line(_author(interaction).name, saved)
+        original = interaction.message.content if interaction.message is not None else ""
+        await interaction.edit_original_response(content=shorten(f"{original}\n\n✅ {line}", 2000), view=None,
+                                                 allowed_mentions=NONE)  # fmt: skip
+
+    async def _stands(self, interaction: discord.Interaction, ruling_id: int) -> Ruling:
+        try:
+            return await _service(interaction).stands(_scope(interaction), ruling_id, _author(interaction))
+        except Unavailable as exc:
+            raise RulingError(_down(exc)) from None
+        except NotFound:
+            raise RulingError(f"This server has no ruling #{ruling_id}.") from None
+        except NotFlagged as exc:
+            raise RulingError(f"Ruling #{ruling_id} needs no review (it was edited or confirmed already, or its "
+                              f"rule reads as when it was made). It is at version {exc.current.version}.") from None
+        except (Conflict, ConcurrentChange):
+            raise RulingError(BUSY) from None
+
+    @staticmethod
+    def _stood_text(ruling: Ruling) -> str:
+        return (f"Ruling #{ruling.id} **{escape(ruling.title)}** still stands: it is recorded against the rule as "
+                f"it reads now (version {ruling.version}), and answers no longer say it was made before the change.")
+
     # -- reading -------------------------------------------------------------------------------------
     def _name_of(self, interaction: discord.Interaction):  # type: ignore[no-untyped-def]
         engine = self.bot.judge.engine
         return lambda entry_id: (engine.get(entry_id).title if engine.get(entry_id) else entry_id)
 
     @ruling.command(name="list", description="This server's rulings (optionally for one event)")
-    @app_commands.describe(event="Only rulings made for this event", private="Only you see the list")
+    @app_commands.describe(event="Only rulings made for this event", private="Only you see the list",
+                           needs_review="Only rulings whose rule changed since (judges clear them)")
     @app_commands.autocomplete(event=pick_event)
     async def list_(
         self,
         interaction: discord.Interaction,
         event: app_commands.Range[str, 1, 100] | None = None,
         private: bool = False,
+        needs_review: bool = False,
     ) -> None:
         _service(interaction), _scope(interaction)  # refusals (no rulings here, a direct message) come first
         await _defer(interaction, ephemeral=private)
         try:
             found = await _service(interaction).list(_scope(interaction), event=event)
+            if needs_review:
+                found = [r for r in found if r.review_since]
         except Unavailable:
             raise RulingError(DOWN.replace("so nothing was changed", "so the list cannot be read")) from None
         title = "This server's rulings" + (f" — {escape(event)}" if event else "")
         embed = discord.Embed(title=shorten(title, 256), colour=NEUTRAL_COLOUR,
-                              description=present.list_text(found, self._name_of(interaction), event))  # fmt: skip
+                              description=present.list_text(found, self._name_of(interaction), event,
+                                                                flagged=needs_review))  # fmt: skip
         embed.set_footer(text=f"{len(found)} ruling{'s' if len(found) != 1 else ''} · /ruling history for versions")
         await _send(interaction, embed=embed, ephemeral=private)
 
