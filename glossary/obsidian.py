@@ -645,9 +645,12 @@ def _link_updates(b: _Builder) -> None:
 
 # Words that say nothing about which paragraph a record concerns.
 _FILLER = frozenset(
-    "a an and are as at be been by can clarified changed added removed reworded updated explicitly for from has have "
-    "how in into is it its not of on or that the their them they this to was were what when which will with "
-    "would".split()
+    re.findall(
+        r"\w+",
+        "a an and are as at be been by can clarified changed added removed reworded updated explicitly for from has "
+        "have how in into is it its not of on or that the their them they this to was were what when which will "
+        "with would",
+    )
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
 
