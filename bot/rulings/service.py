@@ -28,15 +28,17 @@ import datetime as dt
 import errno
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from bot.rulings import basis, feedback, markdown, retention, review
 from bot.rulings.db import describe, make_engine, migrate
+from bot.rulings.deadline import DEFAULT_TIMEOUT, DatabaseTimeout, within
 from bot.rulings.repository import (
     ACTIVE,
     RETIRED,
@@ -59,11 +61,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("bot.rulings")
 
+T = TypeVar("T")
+
 LOAD_TIMEOUT = 1.0  # seconds an answer waits for a server's first load before going on without rulings
 # Paragraphs embedded before an overlay is published (~6 ms each on the shipped model); more than this (a
 # server's first load) are embedded in the background and the overlay published again, so a load or write
 # never waits seconds for the model: until then the new rulings are found by words only.
 EMBED_AT_ONCE = 32
+# Migrating and purging may legitimately take longer than one command's database call (RULINGS_DB_TIMEOUT):
+# they run in the poll and the purge loop, where nobody waits for them, and get this long at least.
+LONG_TIMEOUT = 60.0
 PURGE_SECONDS = 3600.0  # how often servers past their grace period are looked for (and at start, once ready)
 UNAVAILABLE_NOTE = (
     "This server's rulings could not be loaded (the rulings database is unreachable), so this answer "
@@ -81,6 +88,12 @@ except ImportError:  # pragma: no cover - asyncpg is a dependency
 
 class Unavailable(RuntimeError):
     """The rulings database cannot be reached right now; nothing was written."""
+
+
+class NoAnswer(Unavailable):
+    """The database did not answer a write within ``RULINGS_DB_TIMEOUT`` (hung, not down): the write was
+    abandoned unconfirmed. Told apart from an outage because a write abandoned while its commit was on the
+    way may still land once the database answers again."""
 
 
 class StorageFull(Unavailable):
@@ -129,6 +142,22 @@ def _disk_full(exc: BaseException) -> bool:
     return False
 
 
+# Autocomplete (any member's keystrokes, one interaction each): answered from memory, and from the database at
+# most LISTING_READS reads at a time in the whole process; a keystroke that would need one more is shed.
+LISTING_READS = 2
+LISTING_SECONDS = 10.0  # a listing read for autocomplete serves later keystrokes this long (unless loaded newer)
+LISTINGS_KEPT = 1024  # servers whose listing is kept
+
+
+@dataclass
+class _Listing:
+    """A scope's rulings, retired ones too, as read for autocomplete."""
+
+    rulings: list[Ruling]
+    revision: int | None  # the loaded revision when it was read (None: the scope's rulings were not loaded)
+    at: float  # time.monotonic() of the read
+
+
 @dataclass
 class _Loaded:
     revision: int
@@ -150,8 +179,10 @@ class RulingsService:
         on_remote_reload: Callable[[], Awaitable[None]] | None = None,
         grace: dt.timedelta = dt.timedelta(days=30),
         clock: Callable[[], dt.datetime] | None = None,
+        db_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.url = url
+        self.db_timeout = db_timeout  # seconds any one database call may take (RULINGS_DB_TIMEOUT)
         self.grace = grace  # how long a server's data outlives the bot's removal (L5R_DATA_GRACE_DAYS)
         self.clock = clock or (lambda: dt.datetime.now(dt.UTC))  # tests move time by replacing it
         self._engine = engine
@@ -180,6 +211,9 @@ class RulingsService:
         # rulings this process flagged go to ``on_review`` (the Discord layer posts them to the audit channels).
         self.on_review: Callable[[list[review.Flagged]], Awaitable[object]] | None = None
         self._review_due = True
+        self._listings: OrderedDict[str, _Listing] = OrderedDict()  # autocomplete's rulings, retired too
+        self._listing_reads: dict[str, asyncio.Task[list[Ruling]]] = {}  # scope -> its one read in flight
+        self.listings_shed = 0  # autocomplete listings answered without the database because it was busy
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -210,13 +244,19 @@ class RulingsService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
-        if self.db is not None:
-            await self.db.dispose()
+        if self.db is not None:  # a hung database must not hold the stop either
+            with contextlib.suppress(*DB_ERRORS):
+                await self._bounded(self.db.dispose())
 
     async def _prepare(self) -> None:
         if not self._schema_ready:
-            await migrate(self._db())
+            await self._bounded(migrate(self._db()), max(LONG_TIMEOUT, self.db_timeout))
             self._schema_ready = True
+
+    async def _bounded(self, call: Awaitable[T], seconds: float | None = None) -> T:
+        """``call`` for at most ``seconds`` (default ``db_timeout``): a hung database raises ``DatabaseTimeout``
+        (one of ``DB_ERRORS``) instead of holding the command, the poll or a lock for as long as it hangs."""
+        return await within(call, self.db_timeout if seconds is None else seconds)
 
     def _db(self) -> AsyncEngine:
         if self.db is None:
@@ -245,7 +285,11 @@ class RulingsService:
 
     def _refused(self, exc: BaseException) -> Unavailable:
         """What a failed write raises: ``StorageFull`` when the database has no room (logged as an error for
-        the host; the database is not marked down, reads still work), else ``Unavailable`` (an outage)."""
+        the host; the database is not marked down, reads still work), ``NoAnswer`` when it did not answer in
+        time (hung), else ``Unavailable`` (an outage)."""
+        if isinstance(exc, DatabaseTimeout):
+            self._mark_down(exc)
+            return NoAnswer(str(exc))
         if _disk_full(exc):
             log.error("rulings database %s has no room to write (disk full): %s; nothing was written",
                       describe(self.url), exc)  # fmt: skip
@@ -300,8 +344,8 @@ class RulingsService:
     async def refresh(self, scope: str) -> Overlay:
         """Read the scope's active rulings and publish a fresh overlay (raises on database errors)."""
         async with self._locks.setdefault(scope, asyncio.Lock()):
-            revision, found = await self._repo().active(scope)
-            pairs = await self._feedback().confirmed(scope)  # read after the revision: newer only moves it on
+            revision, found = await self._bounded(self._repo().active(scope))
+            pairs = await self._bounded(self._feedback().confirmed(scope))  # after the revision: newer only moves it
             chosen = (await self._repo().config(scope)).formats  # read after the revision, as the pairs are
             self._mark_up()
             if (before := self._loaded.get(scope)) is not None and revision < before.revision:
@@ -439,7 +483,7 @@ class RulingsService:
     async def poll(self) -> None:
         """One round: reconnect/migrate if needed, load wanted scopes, reload changed ones, follow /reload."""
         await self._prepare()
-        counters = await self._repo().counters()
+        counters = await self._bounded(self._repo().counters())
         self._mark_up()
         await self.flush_membership()
         if self._review_due:  # at start (and after a reload that found the database down)
@@ -447,7 +491,7 @@ class RulingsService:
         for scope in list(self._wanted):
             await self.refresh(scope)
         if counters.get(RULINGS_COUNTER) != self._seen.get(RULINGS_COUNTER):
-            revisions = await self._repo().revisions(self._loaded)
+            revisions = await self._bounded(self._repo().revisions(self._loaded))
             for scope, loaded in list(self._loaded.items()):
                 if revisions.get(scope, 0) != loaded.revision:
                     await self.refresh(scope)
@@ -461,7 +505,7 @@ class RulingsService:
     async def announce_reload(self) -> None:
         """This process reloaded the rule documents: tell the others (through the ``reload`` counter)."""
         try:
-            value = await self._repo().bump_counter(RELOAD_COUNTER)
+            value = await self._bounded(self._repo().bump_counter(RELOAD_COUNTER))
             self._seen[RELOAD_COUNTER] = value
         except DB_ERRORS as exc:
             self._mark_down(exc)
@@ -471,14 +515,14 @@ class RulingsService:
     async def _write(self, scope: str, action: Callable[[RulingsRepository], Awaitable[object]]) -> object:
         if not self._schema_ready:
             try:
-                await self._prepare()
+                await self._bounded(self._prepare())
             except DB_ERRORS as exc:
                 self._mark_down(exc)
                 raise Unavailable(str(exc)) from exc
         try:
-            result = await action(self._repo())
+            result = await self._bounded(action(self._repo()))
         except DB_ERRORS as exc:
-            if _contended(exc):
+            if not isinstance(exc, DatabaseTimeout) and _contended(exc):
                 log.info("a write to %s ran into another one and was rolled back: %s", scope, exc)
                 raise ConcurrentChange(str(exc)) from exc
             raise self._refused(exc) from exc
@@ -559,23 +603,30 @@ class RulingsService:
 
     async def set_config(self, scope: str, author: Author, **values: str | None) -> ScopeConfig:
         try:
-            return await self._repo().set_config(scope, author, **values)  # type: ignore[arg-type]
+            return await self._bounded(self._repo().set_config(scope, author, **values))  # type: ignore[arg-type]
         except DB_ERRORS as exc:
             raise self._refused(exc) from exc
 
     # -- reads for commands (raise Unavailable when the database is down) ---------------------------
-    async def read(self, fetch: Callable[[RulingsRepository], Awaitable[object]]) -> object:
-        try:
+    async def read(
+        self, fetch: Callable[[RulingsRepository], Awaitable[object]], timeout: float | None = None
+    ) -> object:
+        """``fetch`` within ``timeout`` (default ``db_timeout``; shorter where a first response must follow)."""
+
+        async def prepared() -> object:
             await self._prepare()
-            result = await fetch(self._repo())
+            return await fetch(self._repo())
+
+        try:
+            result = await self._bounded(prepared(), timeout)
         except DB_ERRORS as exc:
             self._mark_down(exc)
             raise Unavailable(str(exc)) from exc
         self._mark_up()
         return result
 
-    async def get(self, scope: str, ruling_id: int) -> Ruling | None:
-        return await self.read(lambda repo: repo.get(scope, ruling_id))  # type: ignore[return-value]
+    async def get(self, scope: str, ruling_id: int, timeout: float | None = None) -> Ruling | None:
+        return await self.read(lambda repo: repo.get(scope, ruling_id), timeout)  # type: ignore[return-value]
 
     async def list(self, scope: str, *, include_retired: bool = False, event: str | None = None) -> list[Ruling]:
         return await self.read(  # type: ignore[return-value]
@@ -585,11 +636,57 @@ class RulingsService:
     async def history(self, scope: str, ruling_id: int) -> list[Version]:
         return await self.read(lambda repo: repo.history(scope, ruling_id))  # type: ignore[return-value]
 
-    async def config(self, scope: str) -> ScopeConfig:
-        return await self.read(lambda repo: repo.config(scope))  # type: ignore[return-value]
+    async def config(self, scope: str, timeout: float | None = None) -> ScopeConfig:
+        return await self.read(lambda repo: repo.config(scope), timeout)  # type: ignore[return-value]
 
     async def events(self, scope: str) -> list[str]:
         return await self.read(lambda repo: repo.events(scope))  # type: ignore[return-value]
+
+    # -- autocomplete: never a write, never a queue of reads ---------------------------------------------
+    async def pick_list(self, scope: str, *, include_retired: bool, wait: float) -> list[Ruling]:
+        """The scope's rulings for an autocomplete (retired ones too with ``include_retired``), waiting at
+        most ``wait`` seconds. Active rulings come from memory once the scope is loaded; the rest from one
+        read shared by every keystroke while it runs and reused until the scope's revision moves. A keystroke
+        that would need a read beyond ``LISTING_READS`` at once, or while the database is down or slow, gets
+        what memory has (possibly nothing): a flood of keystrokes never queues on the database's connections,
+        so a judge's save behind it is not held up."""
+        loaded = self._loaded.get(scope)
+        if loaded is not None and not include_retired:
+            return loaded.rulings
+        fallback = loaded.rulings if loaded is not None else []
+        revision = loaded.revision if loaded is not None else None
+        cached = self._listings.get(scope)
+        if cached is not None and (
+            cached.revision == revision if revision is not None else time.monotonic() - cached.at < LISTING_SECONDS
+        ):
+            return cached.rulings
+        task = self._listing_reads.get(scope)
+        if task is None:
+            if len(self._listing_reads) >= LISTING_READS or not self.available:
+                self.listings_shed += 1
+                return cached.rulings if cached is not None else fallback
+            task = asyncio.create_task(self._read_listing(scope, revision), name=f"rulings-listing-{scope}")
+            self._listing_reads[scope] = task
+            task.add_done_callback(lambda done: self._listing_done(scope, done))
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), max(0.0, wait))
+        except (TimeoutError, Unavailable):
+            self.listings_shed += 1
+            return cached.rulings if cached is not None else fallback
+
+    async def _read_listing(self, scope: str, revision: int | None) -> list[Ruling]:
+        found = await self.read(lambda repo: repo.list(scope, include_retired=True))
+        self._listings[scope] = _Listing(found, revision, time.monotonic())  # type: ignore[arg-type]
+        self._listings.move_to_end(scope)
+        while len(self._listings) > LISTINGS_KEPT:
+            self._listings.popitem(last=False)
+        return found  # type: ignore[return-value]
+
+    def _listing_done(self, scope: str, task: asyncio.Task[list[Ruling]]) -> None:
+        if self._listing_reads.get(scope) is task:
+            del self._listing_reads[scope]
+        if not task.cancelled():
+            task.exception()  # retrieved: every keystroke waiting for it may have given up already
 
     # -- the data's life (bot/rulings/retention.py) ---------------------------------------------------
     def left(self, scope: str) -> None:
@@ -613,7 +710,7 @@ class RulingsService:
     async def _flush_membership(self) -> None:
         if self._leaving:
             leaving = dict(self._leaving)
-            marked = await retention.mark_left(self._db(), leaving)
+            marked = await self._bounded(retention.mark_left(self._db(), leaving))
             for scope in leaving:
                 if self._leaving.get(scope) == leaving[scope]:
                     del self._leaving[scope]
@@ -621,7 +718,7 @@ class RulingsService:
                 log.info("marked %d server(s) that removed the bot for deletion in %s", len(marked), self.grace)
         if self._present:
             present = set(self._present)
-            cleared = await retention.clear_left(self._db(), present)
+            cleared = await self._bounded(retention.clear_left(self._db(), present))
             self._present -= present
             if cleared:
                 log.info("%d server(s) invited the bot again within the grace period: their data is kept",
@@ -639,7 +736,8 @@ class RulingsService:
         """Delete the data of every server that removed the bot more than ``grace`` before ``now``."""
         await self._prepare()
         await self.flush_membership()
-        purged = await retention.purge(self._db(), (now or self.clock()) - self.grace)
+        cutoff = (now or self.clock()) - self.grace
+        purged = await self._bounded(retention.purge(self._db(), cutoff), max(LONG_TIMEOUT, self.db_timeout))
         for scope in purged:
             self._forget(scope)
         self.last_purge = purged
@@ -668,7 +766,7 @@ class RulingsService:
         """Delete everything stored for the server now (its admin asked); returns what was deleted."""
         try:
             await self._prepare()
-            deleted = await retention.delete_scope(self._db(), scope)
+            deleted = await self._bounded(retention.delete_scope(self._db(), scope))
         except DB_ERRORS as exc:
             self._mark_down(exc)
             raise Unavailable(str(exc)) from exc
