@@ -22,6 +22,10 @@ _END = re.compile(r"(?:\.\.\.|…|[.!?])[\"'”’)\]]*(?=\s)|\n")
 _STARTS = re.compile(r"\s*[\"'“‘(\[]*[A-Z0-9•\-–—*]")
 
 
+# A bracketed note standing alone: a change stamp, closed with "]" (or "}" as one copy has it).
+_STAMP_ONLY = re.compile(r"\[[^\[\]{}]*[\]}]\s*$")
+
+
 def split(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text``, in order, trimmed of surrounding white space.
 
@@ -69,7 +73,9 @@ def answering(
     three quarters of the best one's. None when the paragraph is one sentence, when no sentence holds a
     question term, or when more than ``most`` sentences (or all of them) are that close: nothing stands out.
     """
-    spans = split(text)
+    # A change stamp standing as its own "sentence" ("[ADDED Sept 20 2007]") is not one a judge would be
+    # pointed to, and a one-sentence rule with a stamp is still one sentence: nothing to single out.
+    spans = [(a, b) for a, b in split(text) if not _STAMP_ONLY.match(text, a, b)]
     if len(spans) < 2:
         return []
     scores = []
