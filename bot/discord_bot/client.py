@@ -53,6 +53,7 @@ EXTENSIONS = (
     "bot.discord_bot.cogs.rule",
     "bot.discord_bot.cogs.changes",
     "bot.discord_bot.cogs.banned",
+    "bot.discord_bot.cogs.history",
     "bot.discord_bot.cogs.meta",
     "bot.discord_bot.cogs.admin",
     "bot.discord_bot.cogs.lookup_menu",
