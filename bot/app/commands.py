@@ -44,6 +44,16 @@ class Command:
     extension: str | None = None  # the discord.py extension (cog module) that serves it
     fronts: frozenset[str] = field(default_factory=lambda: frozenset({"discord", "console"}))
     usage: str = ""  # how /help writes it, when not just "/name argument [options]"
+    # On Discord, when it differs from the console (a group there, /changes): how /help writes it, and what it says.
+    discord_usage: str = ""
+    discord_help: str = ""
+
+    def synopsis_on(self, front: str) -> str:
+        """``synopsis`` as ``front`` ("discord" or "console") takes the command."""
+        return self.discord_usage if front == "discord" and self.discord_usage else self.synopsis
+
+    def help_on(self, front: str) -> str:
+        return self.discord_help if front == "discord" and self.discord_help else self.help
 
     @property
     def synopsis(self) -> str:
@@ -113,6 +123,10 @@ COMMANDS: tuple[Command, ...] = (
         method="changes",
         letter=CHANGES,
         extension="bot.discord_bot.cogs.changes",
+        # Discord cannot have a command that is both callable and a group: there the listing is /changes list.
+        discord_usage="/changes list [since] [until] [source] · /changes subscribe channel · … unsubscribe channel",
+        discord_help="Dated rule changes, newest first (`list`); admins (Manage Server): `subscribe` a channel to a "
+        "digest of what changed, posted whenever the rule sources change, or `unsubscribe` it.",
     ),
     Command(
         "banned",

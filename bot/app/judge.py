@@ -270,7 +270,7 @@ class Judge:
         """The commands ``front`` offers, from the registry: what the console accepts, or what Discord has."""
         blocks: list[Line] = []
         for cmd in commands.for_front(front):
-            parts: list[object] = [strong(cmd.synopsis), f" — {cmd.help}"]
+            parts: list[object] = [strong(cmd.synopsis_on(front)), f" — {cmd.help_on(front)}"]
             if cmd.example:
                 parts += ["\n", code(cmd.example)]
             blocks.append(Line(runs(*parts)))  # type: ignore[arg-type]

@@ -37,6 +37,7 @@ from bot.discord_bot.metrics import Metrics
 from bot.discord_bot.replies import DYNAMIC_ITEMS, send_error
 
 if TYPE_CHECKING:
+    from bot.discord_bot.digest_posts import DigestPoster
     from bot.rulings.service import RulingsService
     from index.engine import Engine
 
@@ -176,6 +177,7 @@ class JudgeBot(commands.AutoShardedBot):
         self._judge: Judge | None = Judge.from_settings(engine, settings) if engine is not None else None
         self.synced: bool | None = None  # whether the last start pushed commands to Discord
         self.rulings: RulingsService | None = None  # each server's own rulings (opened in setup_hook)
+        self.digests: DigestPoster | None = None  # digests of source changes for subscribed channels (setup_hook)
         self.started = time.monotonic()
         self.lookups = Lookups(settings.lookup_workers, settings.max_wait)
         self.responder = Responder()
@@ -216,6 +218,11 @@ class JudgeBot(commands.AutoShardedBot):
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         self.add_dynamic_items(*DYNAMIC_ITEMS)
+        from bot.discord_bot.digest_posts import DigestPage, DigestPoster
+
+        self.add_dynamic_items(DigestPage)
+        self.digests = DigestPoster(self)
+        self.digests.start()  # the sources served now against the last digest's (in the background)
         self.synced = await self.sync_commands()
 
     async def open_rulings(self) -> None:
@@ -240,6 +247,8 @@ class JudgeBot(commands.AutoShardedBot):
         stats = await asyncio.to_thread(self.judge.engine.reload)
         if self.rulings is not None:
             await self.rulings.relink()
+        if self.digests is not None:  # subscribed channels get a digest when the sources changed
+            self.digests.soon("reload")
         return stats
 
     async def _remote_reload(self) -> None:
@@ -328,6 +337,8 @@ class JudgeBot(commands.AutoShardedBot):
                 await shard.disconnect()  # closes with 1000 and stops that shard's reconnect loop
         await self.drain(self.settings.shutdown_grace)
         await self.responder.close()
+        if self.digests is not None:
+            await self.digests.close()
         if self.rulings is not None:  # after the answers in flight, which may read this server's rulings
             await self.rulings.close()
         await super().close()

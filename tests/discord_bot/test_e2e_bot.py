@@ -192,7 +192,7 @@ async def test_rule_cardinal_rule_2_and_autocomplete(judge, engine) -> None:
 
 async def test_changes_since_2008_05_01_newest_first(judge) -> None:
     fake, _ = judge
-    rec = await fake.invoke_command("changes", {"since": "2008-05-01"})
+    rec = await fake.invoke_command("changes list", {"since": "2008-05-01"})
     embed = public_answer(rec)["embeds"][0]
     assert "2008-05-01" in embed["title"]
     dates = re.findall(r"\*\*(\d{4}-\d{2}-\d{2})\*\*", embed["description"])
@@ -203,7 +203,7 @@ async def test_changes_since_2008_05_01_newest_first(judge) -> None:
 
 async def test_changes_bad_date_is_a_short_ephemeral_message(judge) -> None:
     fake, _ = judge
-    rec = await fake.invoke_command("changes", {"since": "May 2008"}, user=fake.new_member())
+    rec = await fake.invoke_command("changes list", {"since": "May 2008"}, user=fake.new_member())
     assert rec.ephemeral
     assert "since" in rec.message["content"] and "Traceback" not in rec.message["content"]
 
@@ -382,12 +382,13 @@ async def test_changes_filtered_by_source_and_paged(judge, engine) -> None:
     # The Obsidian Hand's 22 dated records are 8 changes (an update-log record and the entries it touched are one
     # row), a single page; the glossary's 18 stamps are 18 rows, two pages.
     expected = engine.changes(source="obsidian-hand")
-    rec = await fake.invoke_command("changes", {"source": "obsidian-hand"}, user=fake.new_member())
+    rec = await fake.invoke_command("changes list", {"source": "obsidian-hand"}, user=fake.new_member())
     footer = public_answer(rec)["embeds"][0]["footer"]["text"]
     events = {r.change.update_id or f"#{n}" for n, r in enumerate(expected)}
     assert footer == f"{len(events)} changes, newest first · {len({r.entry.id for r in expected})} entries"
     expected = engine.changes(since="2007-01-01", source="glossary")
-    rec = await fake.invoke_command("changes", {"since": "2007-01-01", "source": "glossary"}, user=fake.new_member())
+    rec = await fake.invoke_command("changes list", {"since": "2007-01-01", "source": "glossary"},
+                                    user=fake.new_member())  # fmt: skip
     msg = copy.deepcopy(public_answer(rec))
     assert msg["embeds"][0]["footer"]["text"].startswith(f"{len(expected)} changes")
     assert "Comprehensive Rules" in msg["embeds"][0]["title"]
@@ -399,7 +400,7 @@ async def test_changes_filtered_by_source_and_paged(judge, engine) -> None:
 
 async def test_changes_until_only_older_dates(judge) -> None:
     fake, _ = judge
-    rec = await fake.invoke_command("changes", {"until": "2008-01-01"}, user=fake.new_member())
+    rec = await fake.invoke_command("changes list", {"until": "2008-01-01"}, user=fake.new_member())
     dates = re.findall(r"\*\*(\d{4}-\d{2}-\d{2})\*\*", public_answer(rec)["embeds"][0]["description"])
     assert dates and all(d <= "2008-01-01" for d in dates)
 

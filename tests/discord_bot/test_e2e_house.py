@@ -96,7 +96,7 @@ async def test_define_terrain_shows_house_rulings_labelled_with_judge_and_date(r
 
 async def test_changes_source_house_lists_the_rulings(running) -> None:
     fake, _ = running
-    rec = await fake.invoke_command("changes", {"source": "house"})
+    rec = await fake.invoke_command("changes list", {"source": "house"})
     description = rec.message["embeds"][0]["description"]
     assert description.split("\n")[0] == (
         "**2026-11-15** · Added · House ruling › Mid-battle Terrain and the Obsidian Hand format "

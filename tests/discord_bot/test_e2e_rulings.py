@@ -308,7 +308,7 @@ async def test_list_and_changes_show_the_servers_rulings(world) -> None:
     fake, one = world["fake"], world["one"]
     listed = text_of((await fake.invoke_command("ruling list", {"event": "Kotei 2026"}, guild=one.guild)).message)
     assert "**Terrain during a duel** — Ann" in listed and "applies to Terrain" in listed
-    changes = await fake.invoke_command("changes", {"source": "house"}, user=one.player, guild=one.guild)
+    changes = await fake.invoke_command("changes list", {"source": "house"}, user=one.player, guild=one.guild)
     assert "Server ruling › Terrain during a duel (Ann)" in text_of(changes.message)
 
 

@@ -52,7 +52,7 @@ async def test_metrics_endpoint_exports_every_documented_metric_with_its_type(tm
     async with FakeDiscord() as fake, BotProcess(fake, tmp_path, env) as bot:
         await bot.wait_healthy()
         await fake.invoke_command("define", {"term": "target"})
-        await fake.invoke_command("changes", {"since": "not a date"})
+        await fake.invoke_command("changes list", {"since": "not a date"})
         await asyncio.sleep(0.3)  # the answer's line and counters are written just after the reply
         text = await bot.metrics()
     families = {f.name: f for f in text_string_to_metric_families(text)}
@@ -79,7 +79,7 @@ async def test_metrics_endpoint_exports_every_documented_metric_with_its_type(tm
 
     # The figures are the running bot's own.
     assert value("l5r_answers_total", command="define", outcome="ok") == 1
-    assert value("l5r_answers_total", command="changes", outcome="user_error") == 1
+    assert value("l5r_answers_total", command="changes list", outcome="user_error") == 1
     assert value("l5r_answer_latency_seconds", command="define") == 1
     assert value("l5r_first_response_age_seconds") == 2
     assert value("l5r_index_entries") == len(Engine.open(None, index_dir, model=None).corpus.entries)

@@ -91,11 +91,11 @@ async def test_health_endpoint_metrics_and_health_command(tmp_path: Path, index_
 
             rec = await fake.invoke_command("define", {"term": "target"})
             assert rec.message["embeds"][0]["title"] == "Target"
-            await fake.invoke_command("changes", {"since": "not a date"})
+            await fake.invoke_command("changes list", {"since": "not a date"})
             await asyncio.sleep(0.2)  # the answer's line and counters are written just after the reply
             metrics = await bot.metrics()
             assert 'l5r_answers_total{command="define",outcome="ok"} 1.0' in metrics
-            assert 'l5r_answers_total{command="changes",outcome="user_error"} 1.0' in metrics
+            assert 'l5r_answers_total{command="changes list",outcome="user_error"} 1.0' in metrics
             assert 'l5r_answer_latency_seconds_count{command="define"} 1.0' in metrics
             assert re.search(r"^l5r_first_response_age_seconds_bucket\{le=\"3\.0\"\} 2\.0$", metrics, re.M)
             assert f"l5r_index_entries {float(entries)}" in metrics

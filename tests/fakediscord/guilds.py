@@ -19,18 +19,20 @@ class GuildsMixin:
     """``FakeDiscord``'s guild helpers, over ``guilds`` (``guild`` is the first one, the default)."""
 
     def _guild_by_channel(self, channel_id: int) -> FakeGuild | None:
-        return next((g for g in self.guilds if g.channel_id == channel_id), None)
+        return next((g for g in self.guilds if channel_id in g.channel_ids()), None)
 
     async def _channel(self, request: web.Request, *, cid: str, **_: Any) -> tuple[int, Any]:
         guild = self._guild_by_channel(int(cid))
         if guild is None:
             return 404, {"message": "Unknown Channel", "code": 10003}
-        return 200, guild.channel_payload()
+        return 200, guild.channel_payload(int(cid))
 
     async def _channel_message(self, request: web.Request, *, body: Any, cid: str, **_: Any) -> tuple[int, Any]:
         guild = self._guild_by_channel(int(cid))
         if guild is None:
             return 404, {"message": "Unknown Channel", "code": 10003}
+        if int(cid) in guild.forbidden_channels:
+            return 403, {"message": "Missing Access", "code": 50001}
         data = body or {}
         refused = self._refuse_message(data)
         if refused:
@@ -47,9 +49,10 @@ class GuildsMixin:
             return 404, {"message": "Unknown Message", "code": 10008}
         return 200, msg
 
-    def channel_messages(self, guild: FakeGuild | None = None) -> list[dict[str, Any]]:
-        """Public messages the bot posted directly in the channel (not interaction responses)."""
-        cid = str((guild or self.guild).channel_id)
+    def channel_messages(self, guild: FakeGuild | None = None, channel_id: int | None = None) -> list[dict[str, Any]]:
+        """Public messages the bot posted directly in the channel (not interaction responses); ``channel_id``: in
+        another channel of the guild (``new_channel``)."""
+        cid = str(channel_id if channel_id is not None else (guild or self.guild).channel_id)
         return [
             m
             for m in self.messages.values()
@@ -72,6 +75,18 @@ class GuildsMixin:
         user = FakeUser(snowflake(), name, permissions=perms, roles=member_roles)
         guild.members.append(user)
         return user
+
+    def new_channel(self, name: str, guild: FakeGuild | None = None) -> int:
+        """Another text channel in the guild (e.g. an audit channel); its id. Sessions are not told of it: make it
+        before the bot connects (its GUILD_CREATE lists it), or a channel option naming it fails to convert."""
+        guild = guild or self.guild
+        channel_id = snowflake()
+        guild.extra_channels.append((channel_id, name))
+        return channel_id
+
+    def forbid_channel(self, channel_id: int, guild: FakeGuild | None = None) -> None:
+        """From now on the bot may not post in the channel: Discord's 403 Missing Access (code 50001)."""
+        (guild or self._guild_by_channel(channel_id) or self.guild).forbidden_channels.add(channel_id)
 
     def new_role(self, name: str, guild: FakeGuild | None = None) -> int:
         """A role with ordinary member permissions (e.g. "Judges"), in the guild's role list."""

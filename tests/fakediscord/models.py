@@ -112,13 +112,20 @@ class FakeGuild:
     admin_role_id: int
     members: list[FakeUser] = field(default_factory=list)
     extra_roles: list[tuple[int, str]] = field(default_factory=list)  # (id, name): e.g. a judges' role
+    extra_channels: list[tuple[int, str]] = field(default_factory=list)  # (id, name): e.g. an audit channel
+    forbidden_channels: set[int] = field(default_factory=set)  # the bot may not post there (403 Missing Access)
 
-    def channel_payload(self) -> dict[str, Any]:
+    def channel_ids(self) -> list[int]:
+        return [self.channel_id, *(cid for cid, _name in self.extra_channels)]
+
+    def channel_payload(self, channel_id: int | None = None) -> dict[str, Any]:
+        cid = self.channel_id if channel_id is None else channel_id
+        name = dict(self.extra_channels).get(cid, "rules-questions")
         return {
-            "id": str(self.channel_id),
+            "id": str(cid),
             "type": 0,
             "guild_id": str(self.id),
-            "name": "rules-questions",
+            "name": name,
             "position": 0,
             "permission_overwrites": [],
             "nsfw": False,
@@ -196,7 +203,7 @@ class FakeGuild:
             "member_count": len(members),
             "voice_states": [],
             "members": members,
-            "channels": [self.channel_payload()],
+            "channels": [self.channel_payload(cid) for cid in self.channel_ids()],
             "threads": [],
             "presences": [],
             "stage_instances": [],

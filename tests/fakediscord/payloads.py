@@ -101,7 +101,7 @@ class InteractionPayloadsMixin:
                 raise ValueError(f"no role {value} in {guild.name}")
             resolved.setdefault("roles", {})[role["id"]] = role
             return role["id"]
-        channel = guild.channel_payload() if int(value) == guild.channel_id else None
+        channel = guild.channel_payload(int(value)) if int(value) in guild.channel_ids() else None
         if channel is None:
             raise ValueError(f"no channel {value} in {guild.name}")
         resolved.setdefault("channels", {})[channel["id"]] = {**channel, "permissions": str(MEMBER_PERMISSIONS)}
