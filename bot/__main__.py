@@ -35,8 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=prog, description="L5R rules judge: Discord bot and console")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="mode")
-    sub.add_parser("console", help="interactive console (reads commands line by line when not a terminal)")
+    console = sub.add_parser("console", help="interactive console (reads commands line by line when not a terminal)")
     ask = sub.add_parser("ask", help="answer one command, e.g. '/define target', and exit")
+    for front in (console, ask):
+        front.add_argument(
+            "--formats", default=None, metavar="CHOICE",
+            help="answer as a server playing these formats: 'none', 'all', or names separated by commas "
+            "(default: L5R_FORMATS, else all)",
+        )
     ask.add_argument("command", nargs="+", help="a command line such as /banned moshi eihime")
     sub.add_parser("run", help="run the Discord bot (needs DISCORD_TOKEN)")
     sub.add_parser("health", help="ask the running bot's health endpoint (HEALTH_PORT); exit 0 when healthy")
@@ -90,6 +96,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: could not open the rules index: {exc}", file=sys.stderr)
         return 1
     judge = Judge.from_settings(engine, settings)
+    chosen = getattr(args, "formats", None) or settings.formats
+    if chosen is not None:  # the console as a server that chose its formats sees it (bot.app.formats)
+        from bot.app.formats import FormatChoiceError, loaded, parse_choice
+
+        try:
+            picked = parse_choice(chosen, loaded(engine.corpus))
+        except FormatChoiceError as exc:
+            print(f"error: --formats / L5R_FORMATS: {exc}", file=sys.stderr)
+            return 2
+        judge = judge.playing(None if picked is None else frozenset(picked))
     once = " ".join(args.command) if mode == "ask" else None
     return run_console(judge, once)
 

@@ -16,9 +16,10 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from bot.app import commands, dated
-from bot.app.answer import Answer, Fact, Group, Line, Run, code, runs, strong
+from bot.app.answer import Answer, Fact, Group, Line, Note, Run, code, runs, strong
 from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, HISTORY, RULE
 from bot.app.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
+from bot.app.formats import FormatView, left_out_line, loaded, noted
 from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Entry
 
@@ -92,6 +93,7 @@ class Judge:
 
     ``scoped(overlay)`` gives the same commands for one server: its own rulings (``index.query.overlay``)
     merged into every answer; ``notice`` is a line its next answer opens with (e.g. rulings unavailable).
+    ``formats``: the formats it plays (``bot.app.formats``; the overlay's when there is one; None: all).
     """
 
     def __init__(
@@ -103,6 +105,7 @@ class Judge:
         *,
         privacy_url: str | None = None,
         grace_days: int = 30,
+        formats: frozenset[str] | None = None,
     ) -> None:
         self.engine = engine
         self.rulebook_url = rulebook_url
@@ -111,8 +114,11 @@ class Judge:
         self.privacy_url = privacy_url  # where the host published the privacy statement (PRIVACY_URL)
         self.grace_days = grace_days  # L5R_DATA_GRACE_DAYS, said in /about as the host set it
         rulings = overlay.applying_to if overlay is not None else None
+        self.formats = overlay.formats if overlay is not None else formats
+        self.view = FormatView(self.formats, self.lookup, engine.scope)
         self.composer = Composer(
-            self.lookup, rulebook_url, children=engine.children, rulings=rulings, scope=engine.scope
+            self.lookup, rulebook_url, children=engine.children, rulings=rulings, scope=engine.scope,
+            shows=self.view.shows,
         )
 
     @classmethod
@@ -126,7 +132,13 @@ class Judge:
         if overlay is None and notice is None:
             return self
         return Judge(self.engine, self.rulebook_url, overlay, notice,
-                     privacy_url=self.privacy_url, grace_days=self.grace_days)
+                     privacy_url=self.privacy_url, grace_days=self.grace_days, formats=self.formats)
+
+    def playing(self, formats: frozenset[str] | None) -> Judge:
+        """These commands as a server playing ``formats`` (format ids; None: all) sees them: the console's
+        ``--formats`` (a server's choice comes with its overlay)."""
+        return Judge(self.engine, self.rulebook_url, self.overlay, self.notice,
+                     privacy_url=self.privacy_url, grace_days=self.grace_days, formats=formats)
 
     def run(self, make: Callable[[Judge], Answer]) -> Answer:
         """``make(self)``, opened with this judge's notice when there is one."""
@@ -158,15 +170,21 @@ class Judge:
             return self._as_of(as_of, lambda judge: judge.define(term))
         term = _clean(term, "term")
         exact = self.lookup(term)  # autocomplete sends entry ids
-        if exact is not None:
-            return self.composer.entry(exact)
-        return self.composer.define(term, self.engine.define(term, overlay=self.overlay))
+        if exact is not None and self.view.shows(exact):
+            return noted(self.composer.entry(exact), self.view.bearing(exact))
+        if exact is not None:  # an entry of a format this server does not play: looked up by its name instead
+            term = exact.title
+        result, left = self.view.define(self.engine.define(term, overlay=self.overlay))
+        return noted(self.composer.define(term, result), left)
 
     def open(self, entry_id: str) -> Answer:
         entry_id, day = dated.split_as_of(entry_id)  # an Open button under an answer as of a day
         if day:
             return self._as_of(day, lambda judge: judge.open(entry_id))
         entry = self.lookup(entry_id)
+        if entry is not None and not self.view.shows(entry):  # a button made before the server chose formats
+            answer = self.composer.message("Entry not shown in this server", [], kind=ENTRY, arg=entry_id)
+            return noted(answer, [entry.document])
         if entry is None:
             return self.composer.message(
                 "Entry not found",
@@ -174,7 +192,7 @@ class Judge:
                 kind=ENTRY,
                 arg=entry_id,
             )
-        return self.composer.entry(entry)
+        return noted(self.composer.entry(entry), self.view.bearing(entry))
 
     def ask(self, question: str, as_of: str | None = None) -> Answer:
         if as_of and as_of.strip():
@@ -182,10 +200,11 @@ class Judge:
         question = _clean(question, "question")[:QUERY_LIMIT]
         # Nothing close: the nearest terms rather than a list of noise (one analysis of the question for both).
         hits, near = self.engine.ask(question, limit=ASK_LIMIT, near=NEAR_LIMIT, overlay=self.overlay)
+        hits, unplayed = self.view.hits(hits)  # the formats this server does not play are left out, and said
         day, left = self.composer.day, []
         if day:  # as of a day: a result that came later is not quoted as in force
             hits, left = dated.sift_hits(hits, day)
-        answer = self.composer.ask(question, hits, near)
+        answer = noted(self.composer.ask(question, hits, near), unplayed)
         if left:
             dated.add_note(answer, dated.left_out_note(left, day or ""))
         return answer
@@ -195,13 +214,15 @@ class Judge:
             return self._as_of(as_of, lambda judge: judge.rule(ref))
         ref = _clean(ref, "section")
         exact = self.engine.get(ref)
+        if exact is not None and self.view.shows(exact):
+            return noted(self.composer.entry(exact, kind=RULE, arg=ref), self.view.bearing(exact))
+        hits, left = self.view.hits(self.engine.section(ref))
         if exact is not None:
-            return self.composer.entry(exact, kind=RULE, arg=ref)
-        hits = self.engine.section(ref)
-        family = [] if hits else self.engine.section_family(ref)
+            left = [exact.document, *left]
+        family = [] if hits else [(n, e) for n, e in self.engine.section_family(ref) if self.view.shows(e)]
         files = {e.location.file for _name, e in family}
         cut = next((a for a in self.engine.corpus.anomalies if a.kind == "truncated" and a.file in files), None)
-        return self.composer.rule(ref, hits, family, cut=cut)
+        return noted(self.composer.rule(ref, hits, family, cut=cut), left)
 
     def changes(self, since: str | None = None, until: str | None = None, source: str | None = None) -> Answer:
         since_iso = parse_date(since, "since")
@@ -210,19 +231,39 @@ class Judge:
             raise UserError(f"since ({since_iso}) is after until ({until_iso}).")
         source_key = parse_source(source)
         records = self.engine.changes(since=since_iso, until=until_iso, source=source_key, overlay=self.overlay)
-        return self.composer.changes(records, since_iso, until_iso, source_key)
+        records, left = self.view.records(records)
+        return noted(self.composer.changes(records, since_iso, until_iso, source_key), left, "changes in this range")
 
     def banned(self, card: str | None = None, as_of: str | None = None) -> Answer:
         """One card's legality, or with no card the whole banned list (as of a day: as the list stood then)."""
         if as_of and as_of.strip():
             return self._as_of(as_of, lambda judge: judge.banned(card))
+        played, unplayed = self.view.banned_lists(self.engine.corpus)
         if not (card or "").strip():
-            return self.composer.banned_list(self.engine.banned_list())
+            if not played and unplayed:
+                return self._no_banned_list("", [f.title for f in unplayed])
+            results = [r for r in self.engine.banned_list() if r.record is None or self.view.shows(r.record)]
+            return self.composer.banned_list(results)
         card = _clean(card, "card")
         picked = self.engine.get(card)  # autocomplete sends the banned record's id
         if picked is not None and picked.kind == "banned":
             card = picked.title
-        return self.composer.banned(self.engine.banned(card))
+        result, left = self.view.banned(self.engine.banned(card))
+        if not played and unplayed:
+            return self._no_banned_list(card, left)
+        return noted(self.composer.banned(result), left, "a banned list naming it")
+
+    def _no_banned_list(self, card: str, left: list[str]) -> Answer:
+        """``/banned`` in a server that plays no format with a banned list: said, with the formats left out."""
+        said = "This server plays no format with a banned list, so no format bans a card here."
+        if card:
+            said = f"This server plays no format with a banned list, so no format bans “{echo(card)}” here."
+        said += " Server admins choose formats with /ruling config formats."
+        body: list[Line | Note] = [Line(runs(said))]
+        if left:
+            body.append(Note(runs(left_out_line(left, "a banned list naming it" if card else "a banned list")),
+                             "formats"))  # fmt: skip
+        return self.composer.message("No banned list in this server's formats", body, kind=commands.BANNED, arg=card)
 
     def history(self, term: str) -> Answer:
         """Every dated change of the entry ``term`` names, oldest first, and the format updates on it."""
@@ -247,6 +288,9 @@ class Judge:
         lines += [Line(runs(f"- {SOURCE_LABELS.get(s, s)}: {n}")) for s, n in sorted(by_source.items())]
         if self.overlay is not None:
             lines.append(Line(runs(f"- This server's rulings: {len(self.overlay)}")))
+        if self.formats is not None:
+            played = [f.title for f in loaded(corpus) if f.id in self.formats]
+            lines.append(Line(runs(strong("Formats played here"), " " + (", ".join(played) or "none"))))
         lines.append(Line(runs(strong(f"Source files ({len(corpus.files)})"))))
         lines += [Line(runs(f"- {f}")) for f in corpus.files]
         built = stats.get("built_at")

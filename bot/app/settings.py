@@ -54,6 +54,7 @@ class Settings:
     rulings_import_max_bytes: int = 512 * 1024
     rulings_import_max_rulings: int = 5_000
     data_grace_days: int = 30  # days a server's rulings are kept after it removed the bot (a re-invite keeps them)
+    formats: str | None = None  # L5R_FORMATS: the formats the console plays, as typed ("none", "obsidian hand")
     # Running as a service (bot/discord_bot/logs.py, bot/discord_bot/health.py, bot/discord_bot/admission.py):
     log_format: str = "text"  # "json": one JSON object per log line
     health_port: int | None = None  # /healthz and /metrics on this port; None: no endpoint
@@ -137,6 +138,7 @@ class Settings:
             rulings_import_max_bytes=get.integer("RULINGS_IMPORT_MAX_BYTES", minimum=1) or 512 * 1024,
             rulings_import_max_rulings=get.integer("RULINGS_IMPORT_MAX_RULINGS", minimum=1) or 5_000,
             data_grace_days=_default(get.integer("L5R_DATA_GRACE_DAYS"), 30),
+            formats=get.text("L5R_FORMATS"),
             log_format=log_format,
             health_port=health_port or None,
             health_host=get.text("HEALTH_HOST") or "127.0.0.1",
