@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect, select, text
 
 from bot.rulings import retention
 from bot.rulings.db import head_revision, make_engine, migrate, resolve_url
@@ -58,7 +58,16 @@ async def test_migration_0002_adds_the_mark_to_a_database_holding_rulings(databa
     try:
         assert await migrate(engine, "0001") == "0001"
         repo = RulingsRepository(engine)
-        added = await repo.add(ONE, Draft("Duel terrain", "Text."), ANN)  # written by the 0001 schema
+        async with engine.begin() as conn:  # a ruling as the 0001 schema holds it (today's code reads later columns)
+            await conn.execute(text("INSERT INTO scopes (scope, revision) VALUES (:s, 1)"), {"s": ONE})
+            await conn.execute(text(
+                "INSERT INTO rulings (id, scope, version, status, title, text, applies_to, judge, ruled_on, created_at,"
+                " created_by, updated_at, updated_by) VALUES (1, :s, 1, 'active', 'Duel terrain', 'Text.', '[]', 'Ann',"
+                " '2026-01-10', :t, '101', :t, '101')"), {"s": ONE, "t": T0})
+            await conn.execute(text(
+                "INSERT INTO ruling_versions (ruling_id, version, action, status, title, text, applies_to, judge,"
+                " ruled_on, author_id, author_name, created_at) VALUES (1, 1, 'add', 'active', 'Duel terrain',"
+                " 'Text.', '[]', 'Ann', '2026-01-10', '101', 'Ann', :t)"), {"t": T0})
         async with engine.connect() as conn:
             columns = await conn.run_sync(lambda c: {col["name"] for col in inspect(c).get_columns("scopes")})
         assert "left_at" not in columns
@@ -67,9 +76,9 @@ async def test_migration_0002_adds_the_mark_to_a_database_holding_rulings(databa
             columns = await conn.run_sync(lambda c: {col["name"] for col in inspect(c).get_columns("scopes")})
             marks = (await conn.execute(select(scopes.c.scope, scopes.c.left_at))).all()
         assert "left_at" in columns and marks == [(ONE, None)]  # nobody left: nothing marked
-        assert [r.id for r in await repo.list(ONE)] == [added.id] and len(await repo.history(ONE, added.id)) == 1
         assert await migrate(engine, "0002") == "0002"  # a second process starting: nothing to do
-        assert await migrate(engine) == head_revision()  # and on to the newest
+        assert await migrate(engine) == head_revision()  # and on to the newest, the ruling kept
+        assert [r.id for r in await repo.list(ONE)] == [1] and len(await repo.history(ONE, 1)) == 1
     finally:
         await engine.dispose()
 
