@@ -201,8 +201,8 @@ COMMANDS: tuple[Command, ...] = (
         "This server's own rulings",
         "This server's own rulings: `list`, `history`, `export` for everyone; `add`, `edit`, `retire`, "
         "`restore`, `import`, `stands` (a ruling whose rule changed still stands), "
-        "`feedback` (members' \"Not the answer?\" reports) for its judges; `config` for its "
-        "admins.",
+        "`feedback` (members' \"Not the answer?\" reports) for its judges; `config` (judge "
+        "role, audit channel, the formats it plays) for its admins.",
         "/ruling list",
         extension="bot.discord_bot.cogs.rulings",
         fronts=frozenset({"discord"}),

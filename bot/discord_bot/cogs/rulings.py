@@ -29,6 +29,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.app.formats import FormatChoiceError, complete, describe, loaded, parse_choice
 from bot.app.renderers.discord_markdown import NEUTRAL_COLOUR, escape, render, shorten
 from bot.discord_bot.admission import Expired, remaining
 from bot.discord_bot.client import scope_of
@@ -280,8 +281,8 @@ class Rulings(commands.Cog):
     ruling = app_commands.Group(
         name="ruling", description="This server's own rulings", guild_only=True
     )
-    config = app_commands.Group(name="config", description="Who may record rulings, and where changes are logged",
-                                parent=ruling)  # fmt: skip
+    config = app_commands.Group(name="config", description="Who may record rulings, where changes are logged, "
+                                "which formats are played", parent=ruling)  # fmt: skip
 
     def __init__(self, bot: JudgeBot) -> None:
         self.bot = bot
@@ -866,6 +867,41 @@ class Rulings(commands.Cog):
         await self._set(interaction, audit_channel_id=str(channel.id) if channel else None)
         text = f"Ruling changes will be logged in <#{channel.id}>." if channel else "Ruling changes are not logged."
         await _send(interaction, text)
+
+    # -- the formats the server plays (bot/app/formats.py) ---------------------------------------------
+    async def pick_formats(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """The loaded formats (and ``all``, ``none``), the parts typed before the last comma kept."""
+        known = loaded(self.bot.judge.engine.corpus)
+        return [app_commands.Choice(name=shorten(name, 100), value=value[:100])
+                for name, value in complete(current, known)]  # fmt: skip
+
+    @config.command(name="formats", description="The formats this server plays; answers leave the others out (admins)")
+    @app_commands.describe(formats="none, all (the default: every format), or formats separated by commas; empty: "
+                           "show the current choice")  # fmt: skip
+    @app_commands.autocomplete(formats=pick_formats)
+    async def formats(self, interaction: discord.Interaction, formats: str | None = None) -> None:
+        service, scope = _service(interaction), _scope(interaction)
+        known = loaded(self.bot.judge.engine.corpus)
+        if formats is None:  # anyone may see what the server plays
+            await _defer(interaction)
+            await _send(interaction, describe((await _config(interaction)).formats, known))
+            return
+        if not is_admin(interaction):
+            raise RulingError(NOT_ADMIN)
+        try:
+            chosen = parse_choice(formats, known)
+        except FormatChoiceError as exc:
+            raise RulingError(str(exc)) from None
+        await _defer(interaction)
+        try:
+            config = await service.set_formats(scope, _author(interaction), chosen)
+        except Unavailable as exc:
+            raise RulingError(_down(exc)) from None
+        except ConcurrentChange:
+            raise RulingError(BUSY) from None
+        said = describe(config.formats, known)
+        await _send(interaction, f"Saved. {said}")
+        await self._audit(interaction, config, f"{escape(_author(interaction).name)} set the formats: {said}")
 
 
 def absent_scopes(stored: list[str], listed: set[int], shards: set[int], shard_count: int) -> list[str]:
