@@ -876,8 +876,8 @@ class Rulings(commands.Cog):
                 for name, value in complete(current, known)]  # fmt: skip
 
     @config.command(name="formats", description="The formats this server plays; answers leave the others out (admins)")
-    @app_commands.describe(formats="none, all (the default: every format), or formats separated by commas; empty: "
-                           "show the current choice")  # fmt: skip
+    @app_commands.describe(formats="none, all (default: every format), or formats separated by commas; empty: "
+                           "show the choice")  # Discord's limit: 100 characters
     @app_commands.autocomplete(formats=pick_formats)
     async def formats(self, interaction: discord.Interaction, formats: str | None = None) -> None:
         service, scope = _service(interaction), _scope(interaction)
