@@ -266,6 +266,9 @@ async def forget_user(engine: AsyncEngine, user_id: str, names: Iterable[str] = 
         settings = (
             await conn.execute(update(scopes).where(scopes.c.updated_by == user_id).values(updated_by=DELETED_ID))
         ).rowcount
+        settings += (await conn.execute(  # the digests' subscriptions they made (bot.rulings.digests)
+            update(subscriptions).where(subscriptions.c.created_by == user_id).values(created_by=DELETED_ID)
+        )).rowcount  # fmt: skip
         # Their pending reports stay for the judges without saying whose; pairs they confirmed name the placeholder.
         reports = (await conn.execute(
             update(feedback).where(feedback.c.reporter_id == user_id).values(reporter_id=None)

@@ -10,11 +10,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.rulings import retention
 from bot.rulings.db import make_engine, migrate, resolve_url
 from bot.rulings.digests import FAILED, MAX_ATTEMPTS, PENDING, SENT, DigestStore, compare, pack
+from bot.rulings.schema import subscriptions
 from glossary.loader import load_corpus
 from glossary.model import Entry
 
@@ -121,5 +123,9 @@ async def test_unsubscribe_and_deleting_a_server_take_its_subscriptions(engines:
     await store.subscribe(TWO, "222", "9")
     await store.offer(*pack(new), compare)
     assert await store.unsubscribe(ONE, "111") and not await store.unsubscribe(ONE, "111")
+    forgotten = await retention.forget_user(engines[0], "9")  # who subscribed is a user id: forgotten on request
+    assert forgotten.settings == 1
+    async with engines[0].connect() as conn:
+        assert list((await conn.execute(select(subscriptions.c.created_by))).scalars()) == [retention.DELETED_ID]
     await retention.delete_scope(engines[0], TWO)
     assert await store.subscriptions() == [] and await store.deliveries() == []
