@@ -30,6 +30,7 @@ import numpy as np
 from index.build import asked, lexical
 from index.build.state import State
 from index.query import parsing
+from index.query import phrases as quotes
 from index.text import analysis, expansion
 from index.text.analysis import STOPS
 
@@ -124,6 +125,7 @@ class Evidence:
     query: np.ndarray | None = None  # the question's unit vector (None without a model): server rulings reuse it
     chance: np.ndarray | None = None  # per entry, set by ``rank``: the fitted softmax's chance that it answers
     names_only: bool = False  # the question is only entries' names ("ninjitsu"): all entries of that name answer
+    said: tuple[str, ...] = ()  # the question's folded words in order, stop words kept (``index.query.phrases``)
 
 
 def evidence(
@@ -181,11 +183,15 @@ def evidence(
         defines=_definition(st, raw_words),
         query=q,
         names_only=names_only,
+        said=tuple(quotes.words(question or "")[: parsing.MAX_QUERY_WORDS * 4]),
     )
 
 
 # Words that say "a name follows" rather than ask anything: "the ninjitsu ability", "ninjitsu rules".
 NAME_WORDS = frozenset({"ability", "abilities", "rule", "rules", "entry", "entries", "keyword", "card", "cards"})
+
+# Players' short forms of words in entry names ("max hand size"): read as the name's own word.
+SHORT_FORMS = {"max": "maximum", "min": "minimum"}
 
 DEFINE_WORDS = frozenset(
     {"what", "whats", "is", "are", "a", "an", "the", "my", "define", "definition", "of", "meaning", "mean", "means",
@@ -195,11 +201,14 @@ DEFINE_WORDS = frozenset(
 
 def _definition(st: State, raw_words: list[str]) -> int:
     """The entry a question asks to define: nothing but "what is", "define", "what does ... mean" and the like
-    around one entry's whole title or alias ("what is my maximum hand size", "define ninjitsu"). -1 otherwise,
-    and when the name is shared by several entries (the ranking then decides among them)."""
-    if not raw_words or raw_words[0] not in {"what", "whats", "define", "definition", "meaning"}:
+    around one entry's whole title or alias ("what is my maximum hand size", "define ninjitsu"), or nothing but
+    that name ("max hand size"). -1 otherwise, and when the name is shared by several entries (the ranking then
+    decides among them)."""
+    if not raw_words:
         return -1
-    name = [w for w in raw_words if w not in DEFINE_WORDS]
+    asks = raw_words[0] in {"what", "whats", "define", "definition", "meaning"}
+    # a question that is nothing but one entry's name ("max hand size") asks what it is, too
+    name = [SHORT_FORMS.get(w, w) for w in raw_words if w not in DEFINE_WORDS or not asks]
     if not name:
         return -1
     ids = st.exact.get(" ".join(name)) or st.exact.get("".join(name)) or {}
@@ -374,12 +383,14 @@ def _scaled_cosines(cos: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
 
 
 def group(
-    st: State, fused: np.ndarray, limit: int, choose: np.ndarray | None = None
+    st: State, fused: np.ndarray, limit: int, choose: np.ndarray | None = None, said: tuple[str, ...] = ()
 ) -> list[tuple[int, int, float]]:
     """(entry index, paragraph index or -1, score) for the best entries, each at its answering paragraph.
 
     Entries rank by their best paragraph's ``fused`` score; the paragraph shown is the one with the best
-    ``choose`` score within the entry (``fuse_and_choose``), or the best fused one when it is None.
+    ``choose`` score within the entry (``fuse_and_choose``), raised by ``QUOTED`` of the entry's best for each
+    word past two of the longest run of the question's words (``said``) the paragraph repeats
+    (``index.query.phrases``); or the best fused one when ``choose`` is None.
     """
     lex = st.lex
     assert lex is not None
@@ -391,6 +402,7 @@ def group(
     cand = cand[np.argsort(-fused[cand], kind="stable")]
     out: list[tuple[int, int, float]] = []
     seen: set[int] = set()
+    seeds = quotes.grams(said)
     for u in cand.tolist():
         score = float(fused[u])
         if score <= 0:
@@ -402,11 +414,34 @@ def group(
         if choose is not None:
             start = int(lex.entry_starts[e])
             end = int(lex.entry_starts[e + 1]) if e + 1 < len(lex.entry_starts) else n
-            u = start + int(np.argmax(choose[start:end]))
+            u = start + int(np.argmax(_quoted(st, e, start, choose[start:end], said, seeds)))
         out.append((e, int(lex.unit_para[u]), score))
         if len(out) >= limit:
             break
     return out
+
+
+QUOTED = 0.2  # the chooser's bonus per word of a repeated run past two, as a share of the entry's best score
+
+
+def _quoted(
+    st: State, e: int, start: int, scores: np.ndarray, said: tuple[str, ...], seeds: set[tuple[str, ...]]
+) -> np.ndarray:
+    """``scores`` of entry ``e``'s paragraphs (units from ``start``), each raised for the question's words it
+    repeats as a run."""
+    if not seeds or len(scores) < 2:
+        return scores
+    lex = st.lex
+    assert lex is not None
+    entry = st.corpus.entries[e]
+    title = frozenset(quotes.words(entry.title))
+    at = lex.unit_para[start : start + len(scores)].tolist()
+    runs = [quotes.longest_run(said, seeds, quotes.words(entry.paragraphs[p]), title)
+            if 0 <= p < len(entry.paragraphs) else 0 for p in at]
+    if max(runs) < quotes.SHORTEST:
+        return scores
+    top = float(scores.max()) if float(scores.max()) > 0 else 1.0
+    return scores + QUOTED * top * np.maximum(np.asarray(runs, dtype=np.float32) - 2, 0)
 
 
 def is_close(ev: Evidence, w: Weights = DEFAULT) -> bool:
@@ -445,7 +480,7 @@ def _rank(
     # kept: entries the fitted model finds at least ``w.cutoff`` as likely as the best (scores are scaled by top)
     floor = 1.0 - math.log(1.0 / w.cutoff) / (SHARPNESS * top) if top > 0 and 0 < w.cutoff < 1 else 0.0
     ev.chance = _chances(st, fused, top)
-    rows = group(st, fused, limit, choose)
+    rows = group(st, fused, limit, choose, said=ev.said)
     if not (shapes and rows):
         return rows, 0, floor
     first = _definition_first(st, ev, fused) + _changed_first(st, ev, fused) + _banned_first(st, ev, fused)

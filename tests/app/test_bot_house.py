@@ -7,6 +7,7 @@ The engine reads the shipped corpus plus a copy of the sample rulings folder (so
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,8 @@ def house_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def engine(house_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    eng = Engine.open([SHIPPED_SOURCES, house_dir], tmp_path_factory.mktemp("index"))
+def engine(house_dir: Path, index_copy: Callable[..., Path]) -> Engine:
+    eng = Engine.open([SHIPPED_SOURCES, house_dir], index_copy("index"))  # embeds only the house rulings
     yield eng
     eng.close()
 
@@ -58,7 +59,7 @@ def test_define_terrain_labels_house_rulings_with_judge_and_date(judge: Judge, e
     assert "House rulings rule" not in text
     # The format's own updates keep the format's label, and come before the house rulings.
     format_heading = (
-        "In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 (2015-10-25) amends paragraph 2 "
+        "In The Obsidian Hand Ruleset, the latest update about paragraph 2: Update 10/25/2015 (2015-10-25) "
         "(in that format):"
     )
     assert format_heading in text
@@ -106,7 +107,7 @@ def test_ask_on_an_entry_only_house_rulings_amend_does_not_claim_a_format_rule(j
     answer = judge.composer.ask("target", [Hit(entry=target, score=1.0, paragraph=0)])
     text = all_text(answer)
     assert "1. Target — L5R Comprehensive Rules" in text
-    assert "In The Obsidian Hand Ruleset" not in text and "amends this" not in text
+    assert "In The Obsidian Hand Ruleset" not in text and "about this" not in text
     assert "House ruling Ranged attacks against a Personality who gains Followers" in text
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -27,8 +28,8 @@ _CITED = re.compile(
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open(None, tmp_path_factory.mktemp("index"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open(None, default_index)
     yield eng
     eng.close()
 
@@ -207,8 +208,8 @@ def test_ask_keeps_words_that_look_like_filters(console: Console) -> None:
 def test_format_override_is_named_and_shown_latest_first(console: Console) -> None:
     text = console.answer("/ask can I play a terrain if there is already one at the battlefield")
     block = "\n".join(next(b for b in blocks(text) if " Terrain — L5R" in b[0]))
-    latest = "In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 (2015-10-25) amends this"
-    earlier = "In The Obsidian Hand Ruleset, an earlier update, Update 10/20/2015 (2015-10-20) amends this"
+    latest = "In The Obsidian Hand Ruleset, the latest update about this: Update 10/25/2015 (2015-10-25)"
+    earlier = "In The Obsidian Hand Ruleset, an earlier update about this: Update 10/20/2015 (2015-10-20)"
     assert latest in block and earlier in block and block.index(latest) < block.index(earlier)
     assert "> One Terrain per battlefield will be returned." in block
     assert "open it to see" not in block

@@ -73,7 +73,7 @@ async def test_define_terrain_shows_house_rulings_labelled_with_judge_and_date(r
     assert "**House ruling — Terrain destroyed before battle resolution (Example Head Judge, 2026-11-01)**:" in text
     assert "House rulings rule" not in text
     assert (
-        "**In The Obsidian Hand Ruleset, the latest update on this, Update 10/25/2015 (2015-10-25) amends paragraph 2 "
+        "**In The Obsidian Hand Ruleset, the latest update about paragraph 2: Update 10/25/2015 (2015-10-25) "
         "(in that format)**:"
     ) in text
     labels = {c["custom_id"]: c.get("label") for c in fake.components_of(rec.message) if c.get("custom_id")}
