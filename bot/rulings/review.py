@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.rulings import basis
 from bot.rulings.basis import RuleText
 from bot.rulings.repository import ACTIVE, Ruling, RulingsRepository
-from bot.rulings.schema import RULINGS_COUNTER, counters, ruling_basis, rulings
+from bot.rulings.schema import RULINGS_COUNTER, counters, ruling_basis, rulings, scopes
 from glossary.model import Entry
 
 Lookup = Callable[[str], Entry | None]
@@ -87,21 +87,21 @@ async def check(engine: AsyncEngine, lookup: Lookup, today: str, at: dt.datetime
         await conn.execute(
             update(counters).where(counters.c.name == RULINGS_COUNTER).values(value=counters.c.value)
         )
+        gone = select(scopes.c.scope).where(scopes.c.left_at.is_not(None))  # servers that removed the bot
         found = list(await conn.execute(
-            select(rulings).where(rulings.c.status == ACTIVE, rulings.c.applies_to != "[]").order_by(rulings.c.id)
+            select(rulings).where(rulings.c.status == ACTIVE, rulings.c.applies_to != "[]",
+                                  rulings.c.scope.not_in(gone)).order_by(rulings.c.id)
         ))  # fmt: skip
         if not found:
             return outcome
         recorded: dict[int, dict[str, RuleText]] = {}
-        rows = await conn.execute(
-            select(ruling_basis).join(rulings, rulings.c.id == ruling_basis.c.ruling_id)
+        b = ruling_basis.c
+        rows = await conn.execute(  # digests only: the texts are read for the rulings that changed
+            select(b.ruling_id, b.entry_id, b.digest, b.stamp).join(rulings, rulings.c.id == b.ruling_id)
             .where(rulings.c.status == ACTIVE)
         )  # fmt: skip
-        for row in rows:
-            m = row._mapping
-            recorded.setdefault(m["ruling_id"], {})[m["entry_id"]] = RuleText(
-                m["entry_id"], m["text"], m["digest"], m["stamp"]
-            )
+        for ruling_id, entry_id, digest, stamp in rows:
+            recorded.setdefault(ruling_id, {})[entry_id] = RuleText(entry_id, "", digest, stamp)
         now: dict[str, RuleText] = {}
         dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
         touched: set[str] = set()
@@ -112,12 +112,13 @@ async def check(engine: AsyncEngine, lookup: Lookup, today: str, at: dt.datetime
             changes: list[RuleChange] = []
             fresh: list[RuleText] = []
             for entry_id in json.loads(m["applies_to"]):
-                current = now.get(entry_id) or now.setdefault(entry_id, basis.rule_text(entry_id, lookup(entry_id)))
+                if (current := now.get(entry_id)) is None:
+                    current = now[entry_id] = basis.rule_text(entry_id, lookup(entry_id))
                 before = seen.get(entry_id)
                 if before is None:
                     fresh.append(current)
                 elif before.digest != current.digest:
-                    changes.append(RuleChange(entry_id, before.text, current.text))
+                    changes.append(RuleChange(entry_id, "", current.text))  # the text before: read if flagged
             if fresh:  # made before the basis was kept (or it names an entry with none): what is in force now
                 await conn.execute(
                     dialect_insert(ruling_basis).values([basis.row(ruling_id, scope, t, at) for t in fresh])
@@ -134,6 +135,10 @@ async def check(engine: AsyncEngine, lookup: Lookup, today: str, at: dt.datetime
                 )  # fmt: skip
                 if result.rowcount == 1:
                     ruling = await repo._current(conn, scope, ruling_id)
+                    texts = dict((await conn.execute(
+                        select(b.entry_id, b.text).where(b.ruling_id == ruling_id)
+                    )).all())  # fmt: skip
+                    changes = [RuleChange(c.entry_id, texts.get(c.entry_id, ""), c.after) for c in changes]
                     outcome.flagged.append(Flagged(ruling, when, tuple(changes)))
                     touched.add(scope)
             elif not changes and flag is not None:

@@ -5,15 +5,16 @@ rulings from before the feature; on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
 from sqlalchemy import inspect, select
 
-from bot.rulings import basis, retention, review
+from bot.rulings import basis, present, retention, review
 from bot.rulings.db import make_engine, migrate, resolve_url
-from bot.rulings.repository import RETIRED, Author, Draft, NotFlagged, RulingsRepository
+from bot.rulings.repository import RETIRED, Author, Draft, NotFlagged, Ruling, RulingsRepository
 from bot.rulings.schema import ruling_basis
 from glossary.model import Change, Entry, Location
 
@@ -178,3 +179,27 @@ async def test_an_entry_gone_from_the_sources_is_a_change_and_deleting_a_server_
     await retention.delete_scope(repo.engine, ONE)
     async with repo.engine.connect() as conn:
         assert list(await conn.execute(select(ruling_basis).where(ruling_basis.c.ruling_id == made.id))) == []
+
+
+async def test_a_server_that_removed_the_bot_is_not_checked(repo: RulingsRepository) -> None:
+    sources = Sources()
+    await repo.add(ONE, draft(), ANN, texts=sources.texts([TERRAIN]))
+    await retention.mark_left(repo.engine, {ONE: dt.datetime(2026, 11, 20, tzinfo=dt.UTC)})
+    sources.terrain = entry(NEW)
+    assert (await review.check(repo.engine, sources.get, TODAY)).flagged == []  # nobody there to tell
+    await retention.clear_left(repo.engine, {ONE})
+    assert len((await review.check(repo.engine, sources.get, TODAY)).flagged) == 1  # invited back: told then
+
+
+def test_the_audit_post_quotes_the_changed_paragraphs_or_attaches_them_when_long() -> None:
+    ruling = Ruling(7, ONE, 1, "active", "@everyone Two *Terrains*", "x", (TERRAIN,), None, "Ann", "2026-11-01",
+                    dt.datetime.now(dt.UTC), "101", dt.datetime.now(dt.UTC), "101", review_since=TODAY)  # fmt: skip
+    before, after = "\n\n".join(["Intro.", OLD[0], "Outro."]), "\n\n".join(["Intro.", NEW[0], "Outro."])
+    flagged = review.Flagged(ruling, TODAY, (review.RuleChange(TERRAIN, before, after),))
+    text, attachment = present.review_post(flagged, lambda _i: "Terrain")
+    assert attachment is None and f"> {OLD[0]}" in text and f"> {NEW[0]}" in text
+    assert "Intro." not in text  # only the paragraph that changed is quoted
+    assert "\\*Terrains\\*" in text  # what a judge typed has no Markdown effect
+    short, attachment = present.review_post(flagged, lambda _i: "Terrain", room=300)
+    assert len(short) <= 300 and "rule-change-7.txt" in short
+    assert attachment is not None and before in attachment and after in attachment  # whole texts, verbatim
