@@ -227,3 +227,12 @@ class FormatView:
         near, _n = self.entries(result.near)
         kinds, _k = self.entries(result.kinds)
         return replace(result, matches=matches, near=near, kinds=kinds), list(dict.fromkeys(left))
+
+
+def shown_choices(
+    found: Sequence[tuple[str, str]], lookup: Callable[[str], Entry | None], chosen: frozenset[str] | None
+) -> list[tuple[str, str]]:
+    """Autocomplete choices (name, entry id) without the entries of formats a server does not play."""
+    if chosen is None:
+        return list(found)
+    return [(name, i) for name, i in found if (entry := lookup(i)) is None or plays(entry, chosen)]

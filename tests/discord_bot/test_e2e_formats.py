@@ -99,6 +99,12 @@ async def test_playing_no_format_leaves_it_out_here_only(world) -> None:
     section = await ask(fake, "rule", {"section": "Cardinal Rule 2"}, one)
     assert "No section matches" in section and LEFT_OUT in section
 
+    for command, option, typed in (("define", "term", "tactical adv"), ("banned", "card", "moshi")):
+        here = await fake.autocomplete(command, option, typed, user=fake.member, guild=one)
+        there = await fake.autocomplete(command, option, typed, user=fake.member, guild=two)
+        assert not [c for c in here.choices if c["value"].startswith("obsidian-hand:")], here.choices
+        assert [c for c in there.choices if c["value"].startswith("obsidian-hand:")], there.choices
+
     for elsewhere in (two, None):  # another server, and direct messages: as before
         assert AMENDS in await ask(fake, "define", {"term": "terrain"}, elsewhere)
         assert "Moshi Eihime is banned" in (await ask(fake, "banned", {"card": "Moshi Eihime"}, elsewhere)) \

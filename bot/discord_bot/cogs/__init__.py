@@ -11,6 +11,7 @@ from collections.abc import Callable
 import discord
 from discord import app_commands
 
+from bot.app.formats import shown_choices
 from bot.discord_bot.admission import EXPIRE_AT, Busy, Expired, age
 from bot.discord_bot.client import scope_of
 from bot.discord_bot.logs import log_answer
@@ -59,13 +60,16 @@ def completer(method: str) -> Callable:
         find = getattr(engine, method)
         kwargs = {}
         rulings = getattr(bot, "rulings", None)
-        if method == "complete" and rulings is not None and interaction.guild_id is not None:
-            kwargs["overlay"] = rulings.overlay(scope_of(interaction.guild_id))  # this server's rulings too
+        overlay = rulings.overlay(scope_of(interaction.guild_id)) if rulings and interaction.guild_id else None
+        if method == "complete" and overlay is not None:
+            kwargs["overlay"] = overlay  # this server's rulings too
+        chosen = overlay.formats if overlay is not None else None  # the formats it plays (bot.app.formats)
         outcome, found = "ok", []
         try:
             found = await bot.lookups.run(  # type: ignore[attr-defined]
                 lambda: find(current or "", 25, **kwargs), lambda: age(interaction) < EXPIRE_AT, urgent=True
             )
+            found = shown_choices(found, engine.get, chosen)  # none of a format the server does not play
             # Sent here, through the bot's Responder (in turn, not at all once expired); discord.py
             # then sees the response done and sends nothing itself.
             await first_response(interaction, lambda: interaction.response.autocomplete(choices(found)))
