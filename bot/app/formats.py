@@ -209,6 +209,23 @@ class FormatView:
                 kept.append(record)
         return kept, list(dict.fromkeys(left))
 
+    def history(self, entry: Entry) -> tuple[Entry, list[str]]:
+        """``entry`` for ``/history`` without the change stamps a left-out format's updates put on it (a copy, for
+        this answer only), and the documents of those formats."""
+        if self.chosen is None:
+            return entry, []
+        kept = []
+        left = self.bearing(entry)
+        for change in entry.changes:
+            update = self.lookup(change.update_id) if change.update_id else None
+            if update is not None and not self.shows(update):
+                left.append(update.document)
+            else:
+                kept.append(change)
+        if len(kept) == len(entry.changes):
+            return entry, list(dict.fromkeys(left))
+        return replace(entry, changes=kept), list(dict.fromkeys(left))
+
     def banned_lists(self, corpus: Corpus) -> tuple[list[Format], list[Format]]:
         """The loaded formats with a banned list that the server plays, and those it does not."""
         with_list = [f for f in loaded(corpus) if f.banned_list]

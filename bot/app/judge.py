@@ -276,8 +276,12 @@ class Judge:
                 answer = self.composer.define(term, result)
                 answer.kind, answer.arg = HISTORY, term
                 return answer
-        updates = [e for e in self.engine.corpus.entries if e.kind == "update"]
-        return dated.history(self.composer, entry, updates)
+        if not self.view.shows(entry):  # an entry of a format this server does not play
+            return noted(self.composer.message("Entry not shown in this server", [], kind=HISTORY, arg=term),
+                         [entry.document])  # fmt: skip
+        entry, left = self.view.history(entry)
+        updates = [e for e in self.engine.corpus.entries if e.kind == "update" and self.view.shows(e)]
+        return noted(dated.history(self.composer, entry, updates), left)
 
     def about(self) -> Answer:
         corpus = self.engine.corpus

@@ -183,3 +183,12 @@ def test_the_console_plays_the_formats_it_is_given(engine: Engine, index_dir: Pa
     assert main(["ask", "--formats", "emerald", "/banned"]) == 2
     err = capsys.readouterr().err
     assert "error: --formats / L5R_FORMATS: “emerald” is not a loaded format" in err and "Traceback" not in err
+
+
+def test_history_leaves_out_the_updates_of_a_format_the_server_does_not_play(judges: dict[str, Judge]) -> None:
+    full = text(judges["dm"].history("terrain"))
+    assert "Update 10/25/2015" in full and LEFT_OUT not in full
+    none = text(judges["none"].history("terrain"))
+    assert "Update 10/25/2015" not in none and "2015-10-25" not in none and none.count(LEFT_OUT) == 1
+    assert "2008-05-21" in none  # the glossary's own stamps stay
+    assert text(judges["none"].history("obsidian-hand:ability-naval-invasion")).startswith("Entry not shown")
