@@ -60,9 +60,14 @@ UNSURE_NOTE = runs(
 _BIDI_CONTROLS = dict.fromkeys(map(ord, "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
 
 
-def echo(text: str) -> str:
-    """What a user typed, as shown back in an answer: bidi controls dropped (renderers escape the rest)."""
-    return text.translate(_BIDI_CONTROLS)
+ECHO_LIMIT = 200  # characters of what a user typed shown back (Discord's longest term option; the console has none)
+
+
+def echo(text: str, limit: int = ECHO_LIMIT) -> str:
+    """What a user typed, as shown back in an answer: bidi controls dropped, at most ``limit`` characters (a
+    5,000-character term is not repeated whole in "No entry for ..."); renderers escape the rest."""
+    text = text.translate(_BIDI_CONTROLS)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def date_text(change) -> str:  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from bot.app import commands
 from bot.app.answer import Answer, Link
+from bot.app.compose import echo
 from bot.app.judge import Judge, UserError
 from bot.app.renderers.text import openable, render
 
@@ -44,7 +45,8 @@ class Console:
             name, rest = "ask", rest[len("up rules") :]
         if name not in self.commands:
             if first.startswith("/"):
-                return f"Unknown command {first}. Commands: " + ", ".join("/" + c for c in self.commands) + "."
+                known = ", ".join("/" + c for c in self.commands)
+                return f"Unknown command {echo(first, 40)}. Commands: {known}."
             name, rest = "ask", line  # a bare question is a question
         command = self.commands[name]
         # Which ``name:value`` options this command takes, as on Discord; in any other command the words are

@@ -30,7 +30,7 @@ from bot.app.judge import Judge, UserError
 from bot.app.settings import Settings
 from bot.app.startup import open_engine
 from bot.discord_bot.admission import EXPIRE_AT, Expired, Lookups, Responder, UserCooldowns, age, slow_down
-from bot.discord_bot.gateway_guard import guard_parsers
+from bot.discord_bot.gateway_guard import guard_frames, guard_parsers
 from bot.discord_bot.health import HealthServer
 from bot.discord_bot.logs import log_answer
 from bot.discord_bot.metrics import Metrics
@@ -173,6 +173,7 @@ class JudgeBot(commands.AutoShardedBot):
         )
         self.settings = settings
         guard_parsers(self._connection)  # a malformed gateway event is skipped, never fatal
+        guard_frames()  # so is a frame that cannot be read (a corrupt zlib frame: the socket is replaced)
         # The Judge holds the one engine every command uses; it is opened once, in setup_hook.
         self._judge: Judge | None = Judge.from_settings(engine, settings) if engine is not None else None
         self.synced: bool | None = None  # whether the last start pushed commands to Discord

@@ -5,12 +5,19 @@ guard: an exception there (an ``INTERACTION_CREATE`` whose member has no user, a
 ``"d": null``) leaves the connection loop, and ``Client.connect`` re-raises anything that is not a network
 error, so one bad event stops the whole bot. Each parser is wrapped here so that the event is skipped with
 one warning line (its name and the error, no traceback, nothing of the payload) and the bot goes on.
+
+Frames that cannot be read at all fail earlier, in ``DiscordWebSocket.received_message``, with the same
+result (the shard's worker terminates the client): ``guard_frames`` wraps it once for the process. A frame
+the inflater rejects (a corrupt zlib frame) leaves the socket's shared zlib context unusable, so the socket
+is replaced and the session resumed (Discord replays what was missed); text that is not a JSON object is
+skipped. Either way: one warning line, no traceback, nothing of the frame.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 log = logging.getLogger("bot.gateway")
@@ -36,3 +43,29 @@ def _guarded(name: str, parse: Parser) -> Parser:
 
     run.guarded = True  # type: ignore[attr-defined]
     return run
+
+
+def guard_frames() -> None:
+    """Wrap ``DiscordWebSocket.received_message`` (once per process; every shard's socket uses it)."""
+    from discord.gateway import DiscordWebSocket
+
+    if not getattr(DiscordWebSocket.received_message, "guarded", False):
+        DiscordWebSocket.received_message = _guarded_frames(DiscordWebSocket.received_message)  # type: ignore[method-assign]
+
+
+def _guarded_frames(received: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., Coroutine[Any, Any, None]]:
+    from discord.gateway import ReconnectWebSocket
+
+    async def received_message(ws: Any, msg: Any, /) -> None:
+        try:
+            await received(ws, msg)
+        except (zlib.error, UnicodeDecodeError) as exc:
+            log.warning("shard %s: an unreadable gateway frame (%s); reconnecting to resume the session",
+                        ws.shard_id, type(exc).__name__)  # fmt: skip
+            raise ReconnectWebSocket(ws.shard_id, resume=True) from None
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:  # not JSON, or not a JSON object
+            log.warning("shard %s: skipped a gateway frame that is not a JSON object (%s: %.200s)",
+                        ws.shard_id, type(exc).__name__, exc)  # fmt: skip
+
+    received_message.guarded = True  # type: ignore[attr-defined]
+    return received_message

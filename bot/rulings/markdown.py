@@ -24,6 +24,7 @@ TITLE_MAX = 200
 TEXT_MAX = 4000  # Discord's limit for one text input in a modal: an edit must fit back into one
 EVENT_MAX = 100
 APPLIES_MAX = 10
+NAME_ECHO = 100  # characters of a typed name shown back in a problem (the field takes 400; a file line any)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,11 @@ def export_markdown(rulings: Sequence[Ruling], resolver: NameResolver, heading: 
     return "\n".join(parts)
 
 
+def _echo(name: str) -> str:
+    """A typed name as a problem quotes it: at most NAME_ECHO characters."""
+    return name if len(name) <= NAME_ECHO else name[: NAME_ECHO - 1] + "…"
+
+
 def resolve_names(names: Sequence[str], resolver: NameResolver) -> tuple[list[str], list[str]]:
     """Entry ids for typed names, and a readable problem for each name that names none or several."""
     ids: list[str] = []
@@ -111,9 +117,9 @@ def resolve_names(names: Sequence[str], resolver: NameResolver) -> tuple[list[st
             if found[0] not in ids:
                 ids.append(found[0])
         elif not found:
-            problems.append(f"“{name}” is not the name of any entry in the rules")
+            problems.append(f"“{_echo(name)}” is not the name of any entry in the rules")
         else:
-            problems.append(f"“{name}” names {len(found)} entries; write one of: {', '.join(found)}")
+            problems.append(f"“{_echo(name)}” names {len(found)} entries; write one of: {', '.join(found)}")
     return ids, problems
 
 

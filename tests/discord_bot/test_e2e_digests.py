@@ -173,3 +173,7 @@ async def test_one_digest_per_change_across_two_processes_and_a_forbidden_channe
     assert len(await store.digest_rows()) == 2
     second = text_of(digests_in(fake, one.channel_id)[1])
     assert "Reworded — paragraph 1" in second and "is never targeting." in second
+
+    rec = await fake.invoke_command("changes unsubscribe", {"channel": one.channel_id}, user=fake.admin, guild=one)
+    assert f"<#{one.channel_id}> gets no more digests." in rec.message["content"]
+    assert [int(s.channel_id) for s in await store.subscriptions()] == [two.channel_id]

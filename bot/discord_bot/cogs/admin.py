@@ -123,7 +123,9 @@ class Admin(commands.Cog):
         text += f" in {seconds:.2f} s"
         text += f" (index build {float(build):.2f} s)." if build is not None else "."
         if errors:
-            text += f"\n{len(errors)} file(s) failed to load: " + "; ".join(escape(e) for e in errors[:3])
+            text += f"\n{len(errors)} file(s) failed to load: " + "; ".join(
+                escape(without_host_paths(e)) for e in errors[:3]
+            )
         if told:
             text += f"\n{told}"
         log.info("reload by %s: %s", interaction.user.id, text.replace("\n", " "))

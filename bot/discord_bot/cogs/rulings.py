@@ -88,6 +88,26 @@ async def _defer(interaction: discord.Interaction, *, ephemeral: bool = True, up
                              deferred=True)  # fmt: skip
 
 
+async def _offer(
+    interaction: discord.Interaction, choices: list[app_commands.Choice[str]]
+) -> list[app_commands.Choice[str]]:
+    """Send autocomplete choices through the bot's Responder: in turn, and not at all once Discord's window has
+    closed (``Expired``, which discord.py then drops quietly), so a flood of keystrokes costs no late requests
+    and never goes ahead of a judge's save. Returns [] (discord.py sends nothing more)."""
+    try:
+        await first_response(interaction, lambda: interaction.response.autocomplete(choices))
+    except Expired:
+        log_answer(interaction, f"{_command_name(interaction)}:autocomplete", "expired", level=logging.DEBUG)
+        raise
+    except discord.HTTPException as exc:  # a keystroke's choices are not worth a traceback
+        log.debug("ruling autocomplete not delivered: %s", exc)
+    return []
+
+
+def _command_name(interaction: discord.Interaction) -> str:
+    return interaction.command.qualified_name if interaction.command is not None else "ruling"
+
+
 async def _send(interaction: discord.Interaction, content: str | None = None, **kwargs: Any) -> None:
     """The reply: the followup after ``_defer`` (it replaces "thinking..."), else the first response."""
     kwargs.setdefault("allowed_mentions", NONE)
@@ -338,6 +358,11 @@ class Rulings(commands.Cog):
 
     # -- autocomplete ------------------------------------------------------------------------------
     async def _pick(self, interaction: discord.Interaction, current: str, *, retired: bool | None):
+        return await _offer(interaction, await self._ruling_choices(interaction, current, retired=retired))
+
+    async def _ruling_choices(
+        self, interaction: discord.Interaction, current: str, *, retired: bool | None
+    ) -> list[app_commands.Choice[str]]:
         """Rulings of this server for a ``ruling`` option: active ones from memory, retired ones from a shared,
         reused read (``RulingsService.pick_list``; none while the database is busy or down). Any member can
         send these, a keystroke each: they never write and never queue on the database."""
@@ -373,6 +398,9 @@ class Rulings(commands.Cog):
         return [c for c in choices if not c.value.startswith("house:#")]
 
     async def pick_event(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return await _offer(interaction, await self._event_choices(interaction, current))
+
+    async def _event_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         """Events of the server's active rulings, most recently changed first (from memory, as ``_pick``)."""
         if interaction.guild_id is None or self.bot.rulings is None:
             return []
