@@ -32,7 +32,8 @@ from bot.app.startup import open_engine
 from bot.discord_bot.admission import EXPIRE_AT, Expired, Lookups, Responder, UserCooldowns, age, slow_down
 from bot.discord_bot.gateway_guard import guard_frames, guard_parsers
 from bot.discord_bot.health import HealthServer
-from bot.discord_bot.logs import log_answer
+from bot.discord_bot.intake import Intake
+from bot.discord_bot.logs import log_answer, log_dropped
 from bot.discord_bot.metrics import Metrics
 from bot.discord_bot.replies import DYNAMIC_ITEMS, send_error
 
@@ -182,13 +183,23 @@ class JudgeBot(commands.AutoShardedBot):
         self.started = time.monotonic()
         self.lookups = Lookups(settings.lookup_workers, settings.max_wait)
         self.responder = Responder()
-        self.lookups.hold = self.responder.backlogged  # a burst: acknowledge everyone first, then look up
+        self.lookups.hold = self.backlogged  # a burst: acknowledge everyone first, then look up
         self.button_cooldowns = UserCooldowns.from_settings(settings)
         self.metrics = Metrics()
         self.metrics.watch(self)
+        # Interactions read from the gateway start newest first; expired ones are dropped unparsed.
+        self.intake = Intake(
+            lambda data: log_dropped(data, self.metrics),
+            room=lambda: self.responder.first_pending < self.responder.senders,
+        )
+        self.intake.install(self._connection)
         self.health: HealthServer | None = None
         self.stopping = False  # set when close() begins: the health endpoint then says so
         self._stop_task: asyncio.Task[None] | None = None
+
+    def backlogged(self) -> bool:
+        """A burst is being acknowledged: interactions read but not started, or many first responses queued."""
+        return self.intake.waiting > 0 or self.responder.backlogged()
 
     @property
     def judge(self) -> Judge:
@@ -359,6 +370,7 @@ class JudgeBot(commands.AutoShardedBot):
     async def drain(self, grace: float) -> bool:
         """Wait up to ``grace`` seconds for the interactions in flight; True when all finished."""
         await asyncio.sleep(0)  # let events read just before the gateway closed start their tasks
+        await self.intake.wait_idle(grace)  # those still waiting in the intake start (or expire) first
         pending = self.interactions_in_flight()
         if not pending:
             return True

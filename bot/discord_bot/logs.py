@@ -102,6 +102,46 @@ def note_first_response(interaction: discord.Interaction, deferred: bool = False
         interaction.extras["deferred"] = deferred
 
 
+def raw_command_name(data: dict[str, Any]) -> str:
+    """The name ``log_answer`` would give an interaction, from its raw gateway payload (no ``Interaction``
+    is built for one dropped unread): ``ruling add``, ``define:autocomplete``, ``button:open``, ``modal``.
+    Never the user's text (a button's custom id can hold a question: only its action is kept)."""
+    inner = data.get("data") or {}
+    kind = data.get("type")
+    if kind == 3:
+        action = str(inner.get("custom_id", "")).split(":")
+        return f"button:{action[1]}" if len(action) > 2 and action[1].isalpha() and len(action[1]) <= 20 else "button"
+    if kind == 5:
+        return "modal"
+    parts = [str(inner.get("name") or "?")[:40]]
+    options = inner.get("options") or []
+    while options and isinstance(options[0], dict) and options[0].get("type") in (1, 2):  # group, subcommand
+        parts.append(str(options[0].get("name"))[:40])
+        options = options[0].get("options") or []
+    return " ".join(parts) + (":autocomplete" if kind == 4 else "")
+
+
+def log_dropped(data: dict[str, Any], metrics: Any = None) -> None:
+    """The ``expired`` line of an interaction dropped unread (``bot.discord_bot.intake``): the same fields as
+    ``log_answer``'s, taken from the raw payload; autocomplete at DEBUG, as when it expires later."""
+    command = raw_command_name(data)
+    user = (data.get("member") or {}).get("user") or data.get("user") or {}
+    fields: dict[str, Any] = {
+        "command": command,
+        "outcome": "expired",
+        "latency_ms": None,
+        "response_age_ms": None,
+        "deferred": False,
+        "hits": [],
+        "user": int(user["id"]) if str(user.get("id", "")).isdigit() else None,
+        "guild": int(data["guild_id"]) if str(data.get("guild_id", "")).isdigit() else None,
+        "shard": None,
+    }
+    log.log(logging.DEBUG if command.endswith(":autocomplete") else logging.INFO, "answer", extra={"fields": fields})
+    if metrics is not None:
+        metrics.answers.labels(command, "expired").inc()
+
+
 def log_answer(interaction: discord.Interaction, command: str, outcome: str, *, level: int = logging.INFO) -> None:
     """The one line per answered interaction, and the matching metrics.
 

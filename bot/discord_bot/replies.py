@@ -221,7 +221,7 @@ async def run_judge(
     if lookups.saturated():
         raise Busy
     wait = DEFER_AT - age(interaction)
-    if lookups.expected_seconds() > wait or bot.responder.backlogged():
+    if lookups.expected_seconds() > wait or bot.backlogged():
         wait = 0.0  # it would be late (a queue, or a burst to acknowledge): defer now, answer in turn
 
     def wanted() -> bool:  # asked by the worker before it starts: skip work nobody can receive

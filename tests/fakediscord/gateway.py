@@ -8,9 +8,11 @@ from the REST routes. Interactions reach the bot only through ``dispatch_event``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import zlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,7 @@ class _Connection:
         self.compressor = zlib.compressobj() if compress == "zlib-stream" else None
         self.session: GatewaySession | None = None
         self.lock = asyncio.Lock()
+        self.held: list[bytes | str] | None = None  # frames encoded but kept back (``gateway_held``)
 
     async def send(self, payload: dict[str, Any]) -> bool:
         if self.ws.closed:
@@ -39,14 +42,34 @@ class _Connection:
         raw = json.dumps(payload, separators=(",", ":"))
         async with self.lock:
             try:
+                frame: bytes | str = raw
                 if self.compressor is not None:
-                    data = self.compressor.compress(raw.encode()) + self.compressor.flush(zlib.Z_SYNC_FLUSH)
-                    await self.ws.send_bytes(data)
+                    frame = self.compressor.compress(raw.encode()) + self.compressor.flush(zlib.Z_SYNC_FLUSH)
+                if self.held is not None:
+                    self.held.append(frame)
+                elif isinstance(frame, bytes):
+                    await self.ws.send_bytes(frame)
                 else:
-                    await self.ws.send_str(raw)
+                    await self.ws.send_str(frame)
             except (ConnectionError, RuntimeError):
                 return False
         return True
+
+    async def release(self, group: int = 50) -> None:
+        """Write the frames kept back, in order, as fast as the socket takes them; the fake's event loop
+        gets a turn every ``group`` frames (so it keeps answering REST calls meanwhile)."""
+        frames, self.held = self.held or [], None
+        async with self.lock:
+            for k, frame in enumerate(frames):
+                if self.ws.closed:
+                    return
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    if isinstance(frame, bytes):
+                        await self.ws.send_bytes(frame)
+                    else:
+                        await self.ws.send_str(frame)
+                if k % group == group - 1:
+                    await asyncio.sleep(0)
 
 
 @dataclass
@@ -228,6 +251,21 @@ class GatewayMixin:
             timeout,
             f"{want} connected shard(s)",
         )
+
+    @contextlib.asynccontextmanager
+    async def gateway_held(self) -> AsyncIterator[None]:
+        """Events dispatched inside the block are encoded in order but reach the bot only when it ends,
+        all at once (as a burst Discord created in one instant would): with ``age=`` set to the instant
+        the block ends, the interactions' 3-second windows start then, however long the fake took to
+        build them."""
+        connections = [s.connection for s in self.live_sessions() if s.connection is not None]
+        for connection in connections:
+            connection.held = []
+        try:
+            yield
+        finally:
+            for connection in connections:
+                await connection.release()
 
     async def force_reconnect(self, mode: str = "reconnect", code: int = 4000, *, expire: bool = False) -> list[str]:
         """Make every connected shard reconnect.

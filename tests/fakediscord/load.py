@@ -35,6 +35,8 @@ from .server import FakeDiscord, InteractionRecord
 
 BUSY_PREFIX = "The judge is busy right now"
 WINDOW = 3.0
+BURST_GROUP = 50  # interactions a burst builds per turn of the fake's event loop
+PREPARE_EACH = 0.002  # seconds the fake is given to build one interaction of a burst (generous on a loaded host)
 STALE_AGE = 2.9  # created this long ago, an interaction is past the bot's EXPIRE_AT (2.75 s) on arrival
 
 RULING = """# Load test rulings
@@ -102,27 +104,35 @@ class Workload:
     def next_user(self) -> FakeUser:
         return self._users[next(self._n) % len(self._users)]
 
-    def pick(self, i: int) -> tuple[str, Callable[[], Any]]:
+    def pick(self, i: int) -> tuple[str, Callable[..., Any]]:
         """The i-th interaction: 4 in 10 /ask, 3 /define (one of them /define terrain), 2 autocomplete,
-        1 a click on an earlier answer's button."""
+        1 a click on an earlier answer's button. Made by calling the second item (``age=`` optional)."""
         fake, user = self.fake, self.next_user()
         slot = i % 10
         if slot < 4:
             q = self.questions[i % len(self.questions)][:300]
-            return "ask", lambda: fake.invoke_command("ask", {"question": q}, user=user, settle=False)
+            return "ask", lambda age=0.0: fake.invoke_command("ask", {"question": q}, user=user, settle=False, age=age)
         if slot == 4:
-            return "define terrain", lambda: fake.invoke_command("define", {"term": "terrain"}, user=user, settle=False)
+            return "define terrain", lambda age=0.0: fake.invoke_command(
+                "define", {"term": "terrain"}, user=user, settle=False, age=age
+            )
         if slot < 7:
             t = self.terms[i % len(self.terms)][:200]
-            return "define", lambda: fake.invoke_command("define", {"term": t}, user=user, settle=False)
+            return "define", lambda age=0.0: fake.invoke_command(
+                "define", {"term": t}, user=user, settle=False, age=age
+            )
         if slot < 9:
             prefix = self.terms[i % len(self.terms)][:4] or "ta"
-            return "autocomplete", lambda: fake.autocomplete("define", "term", prefix, user=user, settle=False)
+            return "autocomplete", lambda age=0.0: fake.autocomplete(
+                "define", "term", prefix, user=user, settle=False, age=age
+            )
         message = self._clickable()
         if message is None:
-            return "define", lambda: fake.invoke_command("define", {"term": "target"}, user=user, settle=False)
+            return "define", lambda age=0.0: fake.invoke_command(
+                "define", {"term": "target"}, user=user, settle=False, age=age
+            )
         custom_id = next(c["custom_id"] for c in fake.components_of(message) if c["custom_id"].startswith("l5r:open:"))
-        return "click", lambda: fake.click(message, custom_id, user=user, settle=False)
+        return "click", lambda age=0.0: fake.click(message, custom_id, user=user, settle=False, age=age)
 
     def _clickable(self) -> dict[str, Any] | None:
         for msg in reversed(list(self.fake.messages.values())[-50:]):
@@ -141,24 +151,42 @@ class LoadRun:
         self._i = itertools.count()
         self.reload: InteractionRecord | None = None
         self.reload_started: float | None = None
+        self.late_by = 0.0  # seconds the last burst reached the bot after the instant it was created
 
-    async def _send(self, phase: str) -> None:
+    async def _send(self, phase: str, at: float | None = None) -> None:
         kind, make = self.workload.pick(next(self._i))
-        rec = await make()
+        rec = await (make() if at is None else make(age=time.time() - at))
         self.sent.append(Sent(kind, rec, phase))
 
-    async def _send_stale(self, phase: str) -> None:
+    async def _send_stale(self, phase: str, at: float | None = None) -> None:
         user = self.workload.next_user()
-        rec = await self.fake.invoke_command("define", {"term": "target"}, user=user, age=STALE_AGE, settle=False)
+        age = STALE_AGE + (0.0 if at is None else time.time() - at)
+        rec = await self.fake.invoke_command("define", {"term": "target"}, user=user, age=age, settle=False)
         self.sent.append(Sent("define", rec, phase, stale=True))
 
-    async def burst(self, n: int, phase: str = "burst", stale: int = 0) -> None:
-        """``n`` interactions at once (created within a few milliseconds of each other), plus ``stale``
-        ones spread among them that were created ``STALE_AGE`` seconds ago."""
-        sends = [self._send(phase) for _ in range(n)]
+    async def burst(self, n: int, phase: str = "burst", stale: int = 0, prepare_each: float = PREPARE_EACH) -> None:
+        """``n`` interactions created in one instant and delivered together, plus ``stale`` ones spread
+        among them that were created ``STALE_AGE`` seconds before it.
+
+        Building and encoding an interaction costs the fake about a millisecond, so a burst built as it is
+        sent reached the bot over seconds and took the fake's CPU from answering the bot's REST calls. So the
+        instant is set ahead (``prepare_each`` seconds an interaction), every id carries it (negative
+        ``age=``), the frames are kept back (``gateway_held``) and written together at that instant. If
+        building overran it, the burst arrives that much late (``late_by``; the benchmark prints it).
+        """
+        at = time.time() + 0.2 + (n + stale) * prepare_each
+        plan = [False] * n
         for k in range(stale):
-            sends.insert((k + 1) * len(sends) // (stale + 1), self._send_stale(phase))
-        await asyncio.gather(*sends)
+            plan.insert((k + 1) * len(plan) // (stale + 1), True)
+        async with self.fake.gateway_held():
+            for k, is_stale in enumerate(plan):
+                await (self._send_stale(phase, at) if is_stale else self._send(phase, at))
+                if k % BURST_GROUP == BURST_GROUP - 1:
+                    await asyncio.sleep(0)  # the fake's event loop gets a turn (REST calls, heartbeats)
+            wait = at - time.time()
+            self.late_by = max(0.0, -wait)
+            if wait > 0:
+                await asyncio.sleep(wait)
 
     async def steady(self, rate: float, seconds: float, phase: str = "steady", reload_at: float | None = None,
                      rulings: Path | None = None) -> None:
