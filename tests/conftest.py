@@ -119,14 +119,15 @@ def words_only_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 
 @pytest.fixture(scope="session")
 def index_copy(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Callable[..., Path]:
-    """``index_copy(name, words_only=False)``: a private copy of the shared index, ``<tmp>/<name>N/index``,
-    for a module that reloads, rebuilds or runs a bot (which keeps its state in ``bot-state`` beside the
-    index folder). It carries the vector cache, so a build over other sources (house rulings, an edited
-    file) embeds only the paragraphs the shipped ones lack."""
+    """``index_copy(where, words_only=False)``: a private copy of the shared index, into ``where`` when it is
+    a path (a folder not there yet), else into ``<tmp>/<where>N/index``; for a module or test that reloads,
+    rebuilds or runs a bot (which keeps its state in ``bot-state`` beside the index folder). It carries the
+    vector cache, so a build over other sources (house rulings, an edited file) embeds only the paragraphs
+    the shipped ones lack."""
 
-    def copy(name: str, *, words_only: bool = False) -> Path:
+    def copy(where: str | Path, *, words_only: bool = False) -> Path:
         source: Path = request.getfixturevalue("words_only_index" if words_only else "default_index")
-        folder = tmp_path_factory.mktemp(name) / "index"
+        folder = where if isinstance(where, Path) else tmp_path_factory.mktemp(where) / "index"
         shutil.copytree(source, folder)
         return folder
 

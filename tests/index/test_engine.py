@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,8 +16,8 @@ from index.results import BannedResult, DefineResult, Hit
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("ix"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
     yield eng
     eng.close()
 
@@ -418,8 +418,8 @@ def test_complete_banned(engine: Engine) -> None:
     assert len(engine.complete_banned("")) == 25
 
 
-def test_reload_returns_stats_and_keeps_answering(tmp_path: Path) -> None:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path / "ix")
+def test_reload_returns_stats_and_keeps_answering(index_copy: Callable[..., Path], tmp_path: Path) -> None:
+    eng = Engine.open([SHIPPED_SOURCES], index_copy(tmp_path / "ix"))
     try:
         stats = eng.reload()
         assert stats["rebuilt"] is True and stats["entries"] == 146

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +16,8 @@ from index.query import ranking
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("ix"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
     yield eng
     eng.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +19,8 @@ from index.text import embedding
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("ix"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
     yield eng
     eng.close()
 
@@ -150,8 +150,10 @@ def test_broken_model_logs_one_line_and_still_answers(
         eng.close()
 
 
-def test_model_change_rebuilds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ixdir = tmp_path / "ix"
+def test_model_change_rebuilds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index_copy: Callable[..., Path]
+) -> None:
+    ixdir = index_copy(tmp_path / "ix")  # its vector cache spares embedding again after the model comes back
     monkeypatch.setenv(embedding.ENV_MODEL, "off")
     eng = Engine.open([SHIPPED_SOURCES], ixdir)
     off_fp = eng.stats()["fingerprint"]
@@ -165,10 +167,12 @@ def test_model_change_rebuilds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         eng.close()
 
 
-def test_rebuild_embeds_only_changed_paragraphs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rebuild_embeds_only_changed_paragraphs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index_copy: Callable[..., Path]
+) -> None:
     src = tmp_path / "src"
     shutil.copytree(SHIPPED_SOURCES, src)
-    ixdir = tmp_path / "ix"
+    ixdir = index_copy(tmp_path / "ix")
     eng = Engine.open([src], ixdir)
     eng.close()
     embedded: list[str] = []
@@ -191,8 +195,10 @@ def test_rebuild_embeds_only_changed_paragraphs(tmp_path: Path, monkeypatch: pyt
         eng.close()
 
 
-def test_damaged_arrays_rebuild(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    ixdir = tmp_path / "ix"
+def test_damaged_arrays_rebuild(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, index_copy: Callable[..., Path]
+) -> None:
+    ixdir = index_copy(tmp_path / "ix")
     eng = Engine.open([SHIPPED_SOURCES], ixdir)
     path = eng._st.index_path
     eng.close()

@@ -36,12 +36,13 @@ def sources(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """Sources copy + an index built from it, shared by the read-only tests of this module."""
+def built(tmp_path_factory: pytest.TempPathFactory, index_copy: Callable[..., Path]) -> tuple[Path, Path]:
+    """Sources copy + an index of it (the session's default index copied, then opened: the same sources'
+    bytes, so no rebuild), shared by the read-only tests of this module."""
     base = tmp_path_factory.mktemp("built")
     src = base / "sources"
     shutil.copytree(SHIPPED_SOURCES, src)
-    ix = base / "ix"
+    ix = index_copy(base / "ix")
     Engine.open([src], ix).close()
     return src, ix
 
@@ -153,9 +154,9 @@ def test_fingerprint_depends_on_names_and_bytes(tmp_path: Path) -> None:
 
 
 def test_stale_index_rebuilt_when_a_source_changes(
-    sources: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    sources: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, index_copy: Callable[..., Path]
 ) -> None:
-    ix = tmp_path / "ix"
+    ix = index_copy(tmp_path / "ix")  # the shipped sources' index: current until the edit below
     first = Engine.open([sources], ix)
     fp1 = first.stats()["fingerprint"]
     assert first.define("tessen").how != "exact"

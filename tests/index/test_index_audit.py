@@ -16,8 +16,8 @@ from index.text.analysis import stem, terms
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("ix"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
     yield eng
     eng.close()
 

@@ -13,8 +13,8 @@ from index.query.overlay import NameResolver, Overlays, build_overlay, is_scoped
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    eng = Engine.open(None, tmp_path_factory.mktemp("overlay") / "index")
+def engine(default_index: Path) -> Engine:
+    eng = Engine.open(None, default_index)
     yield eng
     eng.close()
 
@@ -158,11 +158,11 @@ SWAP = "can I swap my castle mid-event?"
 
 
 @pytest.fixture(scope="module")
-def words_only(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+def words_only(words_only_index: Path) -> Engine:
     """The same rules with the model off (``L5R_EMBEDDING_MODEL=off``): ranking by words alone."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("L5R_EMBEDDING_MODEL", "off")
-        eng = Engine.open(None, tmp_path_factory.mktemp("overlay-off") / "index")
+        eng = Engine.open(None, words_only_index)
     yield eng
     eng.close()
 

@@ -4,6 +4,8 @@ dropped as a shipped kept question is."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from index.build.asked import digest
@@ -14,8 +16,8 @@ HAND = "obsidian-hand:ii-c-maximum-hand-size"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("kept") / "index")
+def engine(default_index: Path) -> Engine:
+    return Engine.open(None, default_index)
 
 
 def first(engine: Engine, question: str, **kwargs: object) -> tuple[str, int | None]:
@@ -48,8 +50,8 @@ def test_a_pair_whose_paragraph_changed_or_is_gone_is_dropped(engine: Engine) ->
     assert first(engine, "max hand size", overlay=overlay) == (HAND, 1)
 
 
-def test_the_same_words_count_without_the_model(tmp_path_factory: pytest.TempPathFactory) -> None:
-    words = Engine.open(None, tmp_path_factory.mktemp("kept-words") / "index", model=None)
+def test_the_same_words_count_without_the_model(words_only_index: Path) -> None:
+    words = Engine.open(None, words_only_index, model=None)
     overlay = words.build_overlay("guild:1", [], 1, kept=[Kept("Max hand size", HAND, 0, None)])
     assert overlay.kept_vectors is None
     assert first(words, "max  hand SIZE", overlay=overlay) == (HAND, 0)

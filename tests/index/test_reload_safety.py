@@ -12,6 +12,7 @@ import asyncio
 import logging
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,8 @@ def sources(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def engine(sources: Path, tmp_path: Path) -> Engine:
-    eng = Engine.open([sources], tmp_path / "ix")
+def engine(sources: Path, tmp_path: Path, index_copy: Callable[..., Path]) -> Engine:
+    eng = Engine.open([sources], index_copy(tmp_path / "ix"))  # the same sources' bytes: opened, not rebuilt
     yield eng
     eng.close()
 

@@ -16,8 +16,8 @@ from index.text import embedding, english
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("ix"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
     yield eng
     eng.close()
 
@@ -102,10 +102,10 @@ def test_missing_list_corrects_as_before(engine: Engine, no_english: None, caplo
     assert len(warned) == 1 and "no-tokenizer.json" in warned[0]
 
 
-def test_model_off_keeps_the_english_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_off_keeps_the_english_check(words_only_index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``L5R_EMBEDDING_MODEL=off`` turns off the model, not the word list shipped beside it."""
     monkeypatch.setenv(embedding.ENV_MODEL, "off")
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path / "ix")
+    eng = Engine.open([SHIPPED_SOURCES], words_only_index)
     try:
         assert eng._st.embedder is None
         assert terms(eng._st, "is it good to bow") == {"bow": 1.0}

@@ -23,8 +23,8 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("ix"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
     yield eng
     eng.close()
 
