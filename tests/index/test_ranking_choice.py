@@ -193,6 +193,8 @@ def test_a_hit_analyses_only_the_paragraph_it_quotes(engine: Engine) -> None:
         ("what's a ranged attack?", "glossary:ranged-attack"),
         ("define terrain", "glossary:terrain"),
         ("what does enemy mean", "glossary:enemy"),
+        ("max hand size", "obsidian-hand:ii-c-maximum-hand-size"),  # only a name (a short form of it): its definition
+        ("terrain", "glossary:terrain"),
     ],
 )
 def test_what_is_a_name_quotes_its_definition(engine: Engine, question: str, entry_id: str) -> None:
@@ -204,7 +206,7 @@ def test_what_is_a_name_quotes_its_definition(engine: Engine, question: str, ent
 
 @pytest.mark.parametrize(
     "question",
-    ["what is the focus value of a card", "can a terrain be an enemy card", "what is honor", "terrain"],
+    ["what is the focus value of a card", "can a terrain be an enemy card", "what is honor", "honor"],
 )
 def test_other_questions_are_not_definitions(engine: Engine, question: str) -> None:
     # more than a name, not a "what is" question, or a name several entries share ("Honor"): ranked as usual
@@ -242,3 +244,31 @@ def test_a_change_question_naming_an_entry_answers_with_the_update_that_changed_
     assert ev is not None and ev.asks_change and engine.search("has terrain been changed?")[0].entry.id == (
         "glossary:terrain"
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "entry_id", "paragraph"),
+    [
+        # For each's first paragraph quotes "Gain 1 Honor for each Samurai you control" whole and rules it one gain;
+        # the second says "three separate ... Honor gains" of a differently worded card (issue 17)
+        ("gain 1 honor for each samurai I control - is that three separate honor gains?", "glossary:for-each", 0),
+        # only Fall's item 1. says "cannot fall below"; the opening paragraph says "cannot fall" (issue 17)
+        ("my guy's force 'cannot fall below 2', he's at 4 and takes -3, what's his force", "glossary:fall", 1),
+    ],
+)
+def test_the_paragraph_that_repeats_the_players_quotation_is_quoted(
+    engine: Engine, question: str, entry_id: str, paragraph: int
+) -> None:
+    hit = engine.search(question)[0]
+    assert (hit.entry.id, hit.paragraph) == (entry_id, paragraph)
+
+
+def test_a_quotation_run_needs_words_beyond_the_entrys_name() -> None:
+    from index.query import phrases
+
+    said = phrases.words("what is entering-play honor loss?")
+    seeds = phrases.grams(said)
+    paragraph = phrases.words("Entering-play honor loss is applied when a card enters play.")
+    assert phrases.longest_run(said, seeds, paragraph) == 4
+    assert phrases.longest_run(said, seeds, paragraph, frozenset(phrases.words("Entering-play honor loss"))) == 0
+    assert phrases.longest_run(said, seeds, phrases.words("of the is a")) == 0  # stop words are no quotation

@@ -59,6 +59,17 @@ def test_no_mark_when_one_sentence_or_nothing_stands_out() -> None:
     assert answering(two, tokens(two), {"duel": 2.0}) == []  # no question word at all
 
 
+def test_a_change_stamp_is_not_a_sentence_to_single_out() -> None:
+    """A one-sentence rule followed by its stamp is still one sentence: no mark (Resolve's item 3 was marked)."""
+    one = "Ranged attacks can target any Personality in the battle. [ADDED Sept 20 2007]"
+    assert answering(one, tokens(one), {"ranged": 2.0, "added": 1.0}) == []
+    odd = "Ranged attacks can target any Personality in the battle. [ADDED Sept 25 2007}"
+    assert answering(odd, tokens(odd), {"ranged": 2.0}) == []
+    two = "Ranged attacks target a Personality. A duel has no target. [CHANGED 21 May 2008; reworded]"
+    chosen = answering(two, tokens(two), {"ranged": 2.0})
+    assert [two[a:b] for a, b in chosen] == ["Ranged attacks target a Personality."]
+
+
 def test_an_example_brings_its_rule_and_a_rule_its_matching_example() -> None:
     paras = ["Follow the card.", "Example: a card that shoots.", "Rule two.", "For example, a duel."]
     assert companion(paras, 1, lambda k: False) == 0  # the example: its rule, always
