@@ -381,7 +381,8 @@ async def test_bot_options(bot: JudgeBot) -> None:
     assert bot.allowed_mentions.to_dict() == {"parse": []}
     assert not bot.intents.message_content and not bot.intents.members and not bot.intents.presences
     names = sorted(c.name for c in bot.tree.get_commands())
-    assert names == ["Look up rules", "about", "ask", "banned", "changes", "define", "help", "reload", "rule", "ruling"]
+    assert names == ["Look up rules", "about", "ask", "banned", "changes", "define", "help", "history", "reload",
+                     "rule", "ruling"]
     menu = bot.tree.get_command("Look up rules", type=discord.AppCommandType.message)
     rate_limited = [bot.tree.get_command(n) for n in ("define", "ask", "rule", "banned")] + [menu]
     rate_limited.append(bot.tree.get_command("changes").get_command("list"))

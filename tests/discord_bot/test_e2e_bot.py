@@ -88,7 +88,7 @@ async def test_commands_synced_once_globally(judge) -> None:
     fake, bot = judge
     registered = {(c["type"], c["name"]) for c in fake.registered_commands()}
     assert registered == {
-        (1, "define"), (1, "ask"), (1, "rule"), (1, "changes"), (1, "banned"),
+        (1, "define"), (1, "ask"), (1, "rule"), (1, "changes"), (1, "banned"), (1, "history"),
         (1, "about"), (1, "help"), (1, "reload"), (1, "ruling"), (3, "Look up rules"),
     }  # fmt: skip
     assert len(fake.sync_calls) == 1

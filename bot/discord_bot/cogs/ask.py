@@ -20,8 +20,8 @@ class Ask(commands.Cog):
         self,
         interaction: discord.Interaction,
         question: app_commands.Range[str, 1, 300],
-        as_of: app_commands.Range[str, 1, 20] | None = None,
         private: bool = False,
+        as_of: app_commands.Range[str, 1, 20] | None = None,
     ) -> None:
         await answer(interaction, lambda judge: judge.ask(question, as_of), private=private)
 

@@ -23,8 +23,8 @@ class Banned(commands.Cog):
         self,
         interaction: discord.Interaction,
         card: app_commands.Range[str, 1, 200] | None = None,
-        as_of: app_commands.Range[str, 1, 20] | None = None,
         private: bool = False,
+        as_of: app_commands.Range[str, 1, 20] | None = None,
     ) -> None:
         await answer(interaction, lambda judge: judge.banned(card, as_of), private=private)
 

@@ -19,8 +19,8 @@ class Define(commands.Cog):
     @app_commands.autocomplete(term=completer("complete"))
     async def define(
         self, interaction: discord.Interaction, term: app_commands.Range[str, 1, 200],
-        as_of: app_commands.Range[str, 1, 20] | None = None,
         private: bool = False,
+        as_of: app_commands.Range[str, 1, 20] | None = None,
     ) -> None:
         await answer(interaction, lambda judge: judge.define(term, as_of), private=private)
 

@@ -21,8 +21,8 @@ class Rule(commands.Cog):
         self,
         interaction: discord.Interaction,
         section: app_commands.Range[str, 1, 200],
-        as_of: app_commands.Range[str, 1, 20] | None = None,
         private: bool = False,
+        as_of: app_commands.Range[str, 1, 20] | None = None,
     ) -> None:
         await answer(interaction, lambda judge: judge.rule(section, as_of), private=private)
 
