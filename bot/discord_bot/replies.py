@@ -25,6 +25,7 @@ from discord import app_commands
 
 from bot.app.answer import Answer
 from bot.app.commands import ASK, ENTRY, RULE
+from bot.app.dated import split_as_of  # a report is about the question, not the day it was asked as of
 from bot.app.judge import Judge, UserError
 from bot.app.renderers import discord_markdown as render
 from bot.app.renderers.discord_markdown import Message
@@ -136,7 +137,7 @@ def answer_view(answer: Message, n: int = 0, *, private: bool = False, report: b
         view.add_item(PostButton(answer.kind, answer.arg, page_no))
     if report and answer.kind == ASK and answer.hit_ids:
         view.add_item(discord.ui.Button(label="Not the answer?", style=discord.ButtonStyle.secondary,
-                                        custom_id=report_id(answer.arg), row=4))  # fmt: skip
+                                        custom_id=report_id(split_as_of(answer.arg)[0]), row=4))  # fmt: skip
     return view if view.children else None
 
 

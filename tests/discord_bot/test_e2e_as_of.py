@@ -103,3 +103,13 @@ async def test_history_pages_keep_oldest_first(fake: FakeDiscord) -> None:
     assert "glossary:terrain" in [c["value"] for c in ac.choices]
     picked = await fake.invoke_command("history", {"term": "glossary:naval-invasion"})
     assert picked.message["embeds"][0]["title"].startswith("History")
+
+
+async def test_ask_as_of_pages_on_that_day_and_reports_the_question_alone(fake: FakeDiscord) -> None:
+    rec = await fake.invoke_command("ask", {"question": "is a terrain an enemy card", "as_of": "2015-10-22"})
+    message = copy.deepcopy(rec.message)
+    assert message["embeds"][0]["title"] == "Rules for: is a terrain an enemy card — as of 2015-10-22"
+    custom = ids(fake, message)
+    assert "l5r:open:glossary:terrain@2015-10-22" in custom
+    # "Not the answer?" is about which paragraph answers the question: the day is not part of it
+    assert [i for i in custom if i.startswith("l5r:na:")] == ["l5r:na:is a terrain an enemy card"]
