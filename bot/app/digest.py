@@ -3,14 +3,17 @@
 The bot posts it to subscribed channels after a reload or a start finds the sources changed, and
 ``python -m bot diff`` prints it; both render this one answer (Discord embeds paged, plain text whole). Each
 change is one item: what changed, then the text before and after, verbatim, each with its own citation (file
-and lines). Nothing here is Markdown.
+and lines). Nothing here is Markdown. A server that chose its formats (``/ruling config formats``) gets the
+changes of the formats it plays (``played``), and one line naming the formats whose changes were left out.
 """
 
 from __future__ import annotations
 
-from bot.app.answer import Answer, Block, Citation, Item, Line, Quote, emph, runs, strong
+from bot.app.answer import Answer, Block, Citation, Item, Line, Note, Quote, emph, runs, strong
 from bot.app.commands import DIGEST
+from bot.app.formats import left_out_line
 from glossary.diff import EntryChange, ParagraphChange, SourceDiff
+from glossary.formats import plays
 from glossary.model import Entry, paragraph_name
 
 DIGEST_PER_PAGE = 3  # changes per page: each quotes a text before and after
@@ -112,9 +115,37 @@ def summary(found: SourceDiff) -> str:
     return " · ".join(parts) or "no changes"
 
 
-def digest(found: SourceDiff, *, arg: str = "") -> Answer:
+def played(found: SourceDiff, playing: frozenset[str] | None) -> tuple[SourceDiff, list[str]]:
+    """The changes a server that plays the formats ``playing`` sees (None: every format), and the documents of
+    the formats whose changes were left out."""
+    if playing is None:
+        return found, []
+    every = [c.entry for c in found.entries] + found.updates + found.banned_added + found.banned_removed
+    left = list(dict.fromkeys(e.document for e in every if not plays(e, playing)))
+    shown = SourceDiff(
+        entries=[c for c in found.entries if plays(c.entry, playing)],
+        updates=[e for e in found.updates if plays(e, playing)],
+        banned_added=[e for e in found.banned_added if plays(e, playing)],
+        banned_removed=[e for e in found.banned_removed if plays(e, playing)],
+        files_added=found.files_added,
+        files_removed=found.files_removed,
+    )
+    return shown, left
+
+
+def digest(found: SourceDiff, *, arg: str = "", playing: frozenset[str] | None = None) -> Answer:
     """The digest as an answer: one item per change (files, entries in source order, update-log records, the
-    banned list), a few per page. ``arg`` names the digest where it is kept (a page button finds it by that)."""
+    banned list), a few per page. ``arg`` names the digest where it is kept (a page button finds it by that);
+    ``playing``: the formats the server plays (None: all)."""
+    found, left = played(found, playing)
+    answer = _composed(found, arg)
+    if left:  # one line, where a reader meets it first
+        note = Note(runs(left_out_line(left, "changes")), "formats")
+        (answer.items[0].blocks if answer.items else answer.body).insert(0, note)
+    return answer
+
+
+def _composed(found: SourceDiff, arg: str) -> Answer:
     items: list[Item] = []
     if found.files_added or found.files_removed:
         lines = [Line(runs(strong("Source file added"), f": {f}")) for f in found.files_added]

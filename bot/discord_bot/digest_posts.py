@@ -7,6 +7,9 @@ manages to claim (each is claimed once). A digest is one message: its first page
 (``l5r:dg:<digest>:<page>``) when it is long; a click reads the two kept versions from the database, so the
 buttons work in any process and after a restart.
 
+A server that chose its formats (``/ruling config formats``) gets only the changes of the formats it plays, with
+one line naming the others; when nothing is left for it, nothing is posted (the delivery is "skipped").
+
 A channel the bot can no longer post in (Discord answers 403 or 404) is logged, told to the server's audit
 channel and its subscription marked failed: never tried again until an admin subscribes it again. Other
 failures (Discord down, a timeout) are retried by a slow loop, a bounded number of times.
@@ -22,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.app.digest import digest
+from bot.app.digest import digest, played
 from bot.app.renderers import discord_markdown as render
 from bot.app.renderers.discord_markdown import Message
 from bot.discord_bot.replies import answer_embed
 from bot.rulings.digests import Delivery, DigestStore, compare, pack
+from bot.rulings.retention import guild_scope
 from bot.rulings.service import Unavailable
-from glossary.diff import diff
+from glossary.diff import SourceDiff, diff
 
 if TYPE_CHECKING:
     from bot.discord_bot.client import JudgeBot
@@ -46,7 +50,8 @@ class DigestPoster:
 
     def __init__(self, bot: JudgeBot) -> None:
         self.bot = bot
-        self._messages: OrderedDict[int, Message | None] = OrderedDict()  # digest id -> rendered (None: gone)
+        self._found: OrderedDict[int, SourceDiff | None] = OrderedDict()  # digest id -> its facts (None: gone)
+        self._messages: dict[tuple[int, frozenset[str] | None], Message] = {}  # (digest, formats played) -> pages
         self._lock = asyncio.Lock()  # one check or delivery round at a time in this process
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.Task[None] | None = None
@@ -120,28 +125,62 @@ class DigestPoster:
         async with self._lock:
             claimed: list[Delivery] = await self.read(lambda store: store.claim())
             for delivery in claimed:
-                sent += await self._send(delivery)
+                try:
+                    sent += await self._send(delivery)
+                except Exception as exc:  # before posting (the database went away): put it back for a later try
+                    said = f"{type(exc).__name__}: {exc}"
+                    log.warning("digest %d for channel %s not sent (%s); will try again", delivery.digest_id,
+                                delivery.channel_id, said)  # fmt: skip
+                    with contextlib.suppress(Exception):
+                        await self.read(lambda store, d=delivery, s=said: store.failed(d, s, for_good=False))
         return sent
 
-    async def message(self, digest_id: int) -> Message | None:
-        """The digest rendered for Discord (kept for the latest few), or None when it is no longer kept."""
-        if digest_id in self._messages:
-            self._messages.move_to_end(digest_id)
-            return self._messages[digest_id]
+    async def found(self, digest_id: int) -> SourceDiff | None:
+        """The digest's facts (kept for the latest few), or None when its versions are no longer kept."""
+        if digest_id in self._found:
+            self._found.move_to_end(digest_id)
+            return self._found[digest_id]
         kept = await self.read(lambda store: store.entries_of(digest_id))
-        made = None
-        if kept is not None:
-            made = await asyncio.to_thread(lambda: render.render(digest(diff(*kept), arg=str(digest_id))))
-        self._messages[digest_id] = made
-        while len(self._messages) > 8:
-            self._messages.popitem(last=False)
+        made = await asyncio.to_thread(diff, *kept) if kept is not None else None
+        self._found[digest_id] = made
+        while len(self._found) > 8:
+            gone, _ = self._found.popitem(last=False)
+            self._messages = {k: v for k, v in self._messages.items() if k[0] != gone}
         return made
 
+    async def message(self, digest_id: int, playing: frozenset[str] | None = None) -> Message | None:
+        """The digest rendered for Discord as a server playing ``playing`` sees it (None: every format)."""
+        found = await self.found(digest_id)
+        if found is None:
+            return None
+        key = (digest_id, playing)
+        if key not in self._messages:
+            self._messages[key] = await asyncio.to_thread(
+                lambda: render.render(digest(found, arg=str(digest_id), playing=playing))
+            )
+        return self._messages[key]
+
+    async def playing(self, scope: str | None) -> frozenset[str] | None:
+        """The formats a server plays (None: it chose nothing, or a direct message: every format)."""
+        rulings = self.bot.rulings
+        if scope is None or rulings is None:
+            return None
+        chosen = (await rulings.config(scope)).formats
+        return None if chosen is None else frozenset(chosen)
+
     async def _send(self, delivery: Delivery) -> int:
-        message = await self.message(delivery.digest_id)
-        if message is None:  # its versions were pruned before it could be sent: nothing to show
+        found = await self.found(delivery.digest_id)
+        if found is None:  # its versions were pruned before it could be sent: nothing to show
             await self.read(lambda store: store.failed(delivery, "digest no longer kept", for_good=False))
             return 0
+        playing = await self.playing(delivery.scope)
+        if played(found, playing)[0].empty:  # every change is of a format this server does not play
+            await self.read(lambda store: store.skipped(delivery))
+            log.info("digest %d not posted in channel %s of %s: no change in the formats it plays",
+                     delivery.digest_id, delivery.channel_id, delivery.scope)  # fmt: skip
+            return 0
+        message = await self.message(delivery.digest_id, playing)
+        assert message is not None
         channel = self.bot.get_partial_messageable(int(delivery.channel_id), guild_id=_guild_id(delivery.scope))
         try:
             view = page_view(message, delivery.digest_id, 0)
@@ -160,8 +199,12 @@ class DigestPoster:
             log.warning("could not post digest %d in channel %s (%s)%s", delivery.digest_id, delivery.channel_id,
                         said, "; given up" if gave_up else "; will try again")  # fmt: skip
             return 0
-        await self.read(lambda store: store.sent(delivery, str(posted.id)))
         log.info("posted digest %d in channel %s of %s", delivery.digest_id, delivery.channel_id, delivery.scope)
+        try:
+            await self.read(lambda store: store.sent(delivery, str(posted.id)))
+        except Exception:  # posted: never put back (it stays "sending", so it is not posted twice)
+            log.warning("digest %d was posted in channel %s but could not be recorded as sent", delivery.digest_id,
+                        delivery.channel_id, exc_info=True)  # fmt: skip
         return 1
 
     async def _tell_audit(self, delivery: Delivery, error: str) -> None:
@@ -219,8 +262,10 @@ class DigestPage(discord.ui.DynamicItem[discord.ui.Button], template=r"l5r:dg:(?
 
     async def callback(self, interaction: discord.Interaction) -> None:  # type: ignore[override]
         poster: DigestPoster | None = getattr(interaction.client, "digests", None)
+        scope = guild_scope(interaction.guild_id) if interaction.guild_id is not None else None
         try:
-            message = await poster.message(self.digest_id) if poster is not None else None
+            playing = await poster.playing(scope) if poster is not None else None
+            message = await poster.message(self.digest_id, playing) if poster is not None else None
         except Unavailable:
             await interaction.response.send_message(
                 "The rulings database is unreachable right now; try the button again in a minute.", ephemeral=True

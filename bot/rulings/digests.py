@@ -49,7 +49,7 @@ from glossary.model import Entry
 
 HEAD = "sources"
 ACTIVE, FAILED = "active", "failed"
-PENDING, SENDING, SENT = "pending", "sending", "sent"
+PENDING, SENDING, SENT, SKIPPED = "pending", "sending", "sent", "skipped"  # skipped: no change its server sees
 MAX_ATTEMPTS = 5  # a delivery Discord kept refusing for other reasons (5xx, timeouts) is given up after this
 KEEP_DIGESTS = 20  # generations whose snapshots are kept for page buttons
 
@@ -271,6 +271,12 @@ class DigestStore:
         async with self.engine.begin() as conn:
             await conn.execute(update(digest_deliveries).where(digest_deliveries.c.id == delivery.id)
                                .values(status=SENT, message_id=message_id, error=None))  # fmt: skip
+
+    async def skipped(self, delivery: Delivery) -> None:
+        """Nothing to post: every change is of a format the channel's server does not play."""
+        async with self.engine.begin() as conn:
+            await conn.execute(update(digest_deliveries).where(digest_deliveries.c.id == delivery.id)
+                               .values(status=SKIPPED))  # fmt: skip
 
     async def failed(self, delivery: Delivery, error: str, *, for_good: bool) -> bool:
         """Sending failed. ``for_good`` (the channel is gone or forbidden): the delivery and the subscription are

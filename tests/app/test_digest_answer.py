@@ -8,7 +8,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from bot.app.compose import Composer
-from bot.app.digest import digest
+from bot.app.digest import digest, played
 from bot.app.judge import Judge
 from bot.app.renderers import discord_markdown as dm
 from bot.app.renderers import text
@@ -39,6 +39,23 @@ def test_a_long_paragraph_is_clipped_on_discord_and_whole_in_text() -> None:
     assert "Shortened here: the whole text is at L5R Comprehensive Rules — Glossary T › Target, paragraph 1" in shown
     assert "@everyone" not in page  # defused (a zero-width space after the @)
     assert long in text.render(answer)  # the console and `python -m bot diff` print it whole
+
+
+def test_a_server_playing_no_format_gets_the_other_changes_and_one_line() -> None:
+    old = load_corpus().entries
+    new = [replace(e, paragraphs=[p.replace("is not targeting", "is never targeting") for p in e.paragraphs])
+           for e in old if e.title != "Nanashi Mura"]  # fmt: skip
+    found = diff(old, new)
+    assert [e.title for e in found.banned_removed] == ["Nanashi Mura"]
+    shown, left = played(found, frozenset())
+    assert left == ["The Obsidian Hand Ruleset"] and shown.banned_removed == [] and len(shown.entries) == 1
+    assert played(found, None) == (found, [])
+    words = text.render(digest(found, playing=frozenset()))
+    assert "The Obsidian Hand Ruleset also has changes; this server does not play it." in words
+    assert "Nanashi Mura" not in words and "is never targeting" in words
+    assert "Nanashi Mura" in text.render(digest(found, playing=frozenset({"the-obsidian-hand-ruleset"})))
+    only_format = [e for e in old if e.title != "Nanashi Mura"]
+    assert played(diff(old, only_format), frozenset())[0].empty  # nothing for it: the poster posts nothing
 
 
 def test_help_says_changes_is_a_group_on_discord_only() -> None:

@@ -4,8 +4,10 @@ one database, on the fake Discord.
 Server one subscribes its channel; server two subscribes a channel the bot then loses access to (403), with an
 audit channel. The sources change and ``/reload`` runs in one process (the other follows through the database):
 server one's channel gets exactly one digest (two pages, the second opened by its button); server two's channel is
-tried once, its audit channel is told, and its subscription is marked failed. The sources change again while both
-processes are stopped; both start: exactly one more digest, the failed channel not tried again.
+tried once, its audit channel is told, and its subscription is marked failed. Server one then chooses to play no
+format; the sources change again (a glossary paragraph and a banned card) while both processes are stopped; both
+start: exactly one more digest, without the banned card but saying the Obsidian Hand has changes, and the failed
+channel not tried again.
 """
 
 from __future__ import annotations
@@ -160,10 +162,14 @@ async def test_one_digest_per_change_across_two_processes_and_a_forbidden_channe
     assert "A card state where only" in page and "Banned: Kyuden Hida (Strongholds)" in page
     assert f"· {GLOSSARY_F}" in page and "page 2/2" in page
 
-    # Stopped, changed, started again: one more digest, from one of the two; subscriptions kept.
+    # Server one plays no format from now on. Stopped, changed, started again: one more digest, from one of the
+    # two, without the format's change; subscriptions kept.
+    rec = await fake.invoke_command("ruling config formats", {"formats": "none"}, user=fake.admin, guild=one)
+    assert "no format" in text_of(rec.message).lower(), text_of(rec.message)
     for proc in procs:
         assert await proc.stop() == 0
     edit(sources / GLOSSARY_T, "is never targeting.", "is not targeting.")
+    edit(sources / OBSIDIAN, "Kyuden Hida\n", "Kyuden Hida\nShiro Kitsuki\n")
     procs = await cluster["start"](2)
     await checked(procs, "start", 1)
     await fake.wait_for(lambda: len(digests_in(fake, one.channel_id)) == 2, 60, "the second digest")
@@ -173,6 +179,8 @@ async def test_one_digest_per_change_across_two_processes_and_a_forbidden_channe
     assert len(await store.digest_rows()) == 2
     second = text_of(digests_in(fake, one.channel_id)[1])
     assert "Reworded — paragraph 1" in second and "is never targeting." in second
+    assert "Shiro Kitsuki" not in second
+    assert "The Obsidian Hand Ruleset also has changes; this server does not play it." in second
 
     rec = await fake.invoke_command("changes unsubscribe", {"channel": one.channel_id}, user=fake.admin, guild=one)
     assert f"<#{one.channel_id}> gets no more digests." in rec.message["content"]
