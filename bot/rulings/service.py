@@ -346,7 +346,7 @@ class RulingsService:
         async with self._locks.setdefault(scope, asyncio.Lock()):
             revision, found = await self._bounded(self._repo().active(scope))
             pairs = await self._bounded(self._feedback().confirmed(scope))  # after the revision: newer only moves it
-            chosen = (await self._repo().config(scope)).formats  # read after the revision, as the pairs are
+            chosen = (await self._bounded(self._repo().config(scope))).formats  # after the revision, as the pairs
             self._mark_up()
             if (before := self._loaded.get(scope)) is not None and revision < before.revision:
                 self.overlays.drop(scope)  # its rows were deleted: the older revision must replace the newer
@@ -433,7 +433,9 @@ class RulingsService:
         """Compare every active ruling's recorded rule text with the sources (raises on database errors); the
         rulings this process flagged go to ``on_review``, and the overlays whose notes changed are rebuilt."""
         await self._prepare()
-        outcome = await review.check(self._db(), self._engine().get, self.clock().date().isoformat())
+        today = self.clock().date().isoformat()
+        checking = review.check(self._db(), self._engine().get, today)
+        outcome = await self._bounded(checking, max(LONG_TIMEOUT, self.db_timeout))
         self._review_due = False
         self._mark_up()
         for scope in sorted(outcome.scopes & set(self._loaded)):

@@ -177,18 +177,21 @@ class Feedback(commands.Cog):
         scope, service = _scope(interaction), _service(interaction)
         question = _question(token)
         pick = None if value == NONE_VALUE else _picked(self.bot, value).pick
+        await interaction.response.defer()  # before the database: a hung one takes RULINGS_DB_TIMEOUT to give up
         outcome, _report = await service.report(scope, question, str(interaction.user.id), pick)
-        await interaction.response.edit_message(content=OUTCOMES[outcome], view=None)
+        await interaction.edit_original_response(content=OUTCOMES[outcome], view=None)
 
     # -- the judges: /ruling feedback -----------------------------------------------------------------
     async def review(self, interaction: discord.Interaction) -> None:
         """``/ruling feedback``: the oldest pending report, to confirm, correct or dismiss."""
+        _service(interaction), _scope(interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)  # the database may take a while
         await _require_judge(interaction)
-        await interaction.response.defer(ephemeral=True, thinking=True)
         embed, view = await self._page(interaction, None, "")
         await interaction.followup.send(embed=embed, view=view, ephemeral=True)
 
     async def on_review(self, interaction: discord.Interaction, action: str, report_id: int) -> None:
+        await interaction.response.defer()  # acknowledged before the database, which may take a while
         await _require_judge(interaction)  # again at every click: the role may have gone
         scope, service = _scope(interaction), _service(interaction)
         if action == "fix":
@@ -203,7 +206,7 @@ class Feedback(commands.Cog):
             view = _menu(f"{CORRECT_PREFIX}{report_id}", options, "The paragraph that answers it", none=False)
             view.add_item(discord.ui.Button(label="Back", style=discord.ButtonStyle.secondary,
                                             custom_id=f"{REVIEW_PREFIX}show:{report_id}"))  # fmt: skip
-            return await interaction.response.edit_message(view=view)
+            return await interaction.edit_original_response(view=view)
         note = ""
         if action == "ok":
             report = await service.report_by_id(scope, report_id)
@@ -220,6 +223,7 @@ class Feedback(commands.Cog):
 
     async def on_correct(self, interaction: discord.Interaction, report_id: int, value: str) -> None:
         """A judge's own pick for a report: confirmed with that paragraph."""
+        await interaction.response.defer()  # acknowledged before the database, which may take a while
         await _require_judge(interaction)
         report = await _service(interaction).report_by_id(_scope(interaction), report_id)
         if report is None or report.status != feedback.PENDING:
