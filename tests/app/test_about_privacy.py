@@ -4,6 +4,7 @@ L5R_DATA_GRACE_DAYS), in every front end, because Discord's terms want the polic
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,8 +16,8 @@ from index.engine import Engine
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open(None, tmp_path_factory.mktemp("index"), model=None)  # /about needs no vectors
+def engine(words_only_index: Path) -> Iterator[Engine]:
+    eng = Engine.open(None, words_only_index, model=None)  # /about needs no vectors
     yield eng
     eng.close()
 

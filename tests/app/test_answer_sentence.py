@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,8 +23,8 @@ SHOOT = "can I shoot a personality that has followers"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open(None, tmp_path_factory.mktemp("index"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open(None, default_index)
     yield eng
     eng.close()
 

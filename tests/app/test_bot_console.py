@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,18 @@ TARGET_PARAGRAPH = (
 
 
 @pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Console:
-    engine = Engine.open(None, tmp_path_factory.mktemp("index"))
+def console(default_index: Path) -> Console:
+    engine = Engine.open(None, default_index)
     yield Console(Judge(engine))
     engine.close()
+
+
+@pytest.fixture
+def bot_dir(tmp_path: Path, index_copy: Callable[..., Path]) -> Path:
+    """A working folder for ``python -m bot`` with the default index already built in ``index`` (not the
+    build under test here: a child embedding every paragraph again took most of a minute per test)."""
+    index_copy(tmp_path / "index")
+    return tmp_path
 
 
 def run_bot(args: list[str], tmp_path: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -43,8 +52,8 @@ def run_bot(args: list[str], tmp_path: Path, stdin: str | None = None) -> subpro
     )
 
 
-def test_ask_once_define_target(tmp_path: Path) -> None:
-    proc = run_bot(["ask", "/define target"], tmp_path)
+def test_ask_once_define_target(bot_dir: Path) -> None:
+    proc = run_bot(["ask", "/define target"], bot_dir)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith("Target\n======\n")
@@ -55,8 +64,8 @@ def test_ask_once_define_target(tmp_path: Path) -> None:
     assert "http://rules.l5r.com/Glossary_T#Target" in out
 
 
-def test_piped_stdin_reads_commands_until_eof(tmp_path: Path) -> None:
-    proc = run_bot([], tmp_path, stdin="/banned moshi eihime\n\n/define nosuchthingqq\nquit\n/about\n")
+def test_piped_stdin_reads_commands_until_eof(bot_dir: Path) -> None:
+    proc = run_bot([], bot_dir, stdin="/banned moshi eihime\n\n/define nosuchthingqq\nquit\n/about\n")
     assert proc.returncode == 0, proc.stderr
     assert "Moshi Eihime is banned in The Obsidian Hand Ruleset." in proc.stdout
     assert "Category: Personalities\nBanned on: 2016-02-15" in proc.stdout
@@ -65,8 +74,8 @@ def test_piped_stdin_reads_commands_until_eof(tmp_path: Path) -> None:
     assert "l5r>" not in proc.stdout  # no prompt when a program is typing
 
 
-def test_unknown_command_one_line_and_exit_code(tmp_path: Path) -> None:
-    proc = run_bot(["ask", "/frobnicate", "x"], tmp_path)
+def test_unknown_command_one_line_and_exit_code(bot_dir: Path) -> None:
+    proc = run_bot(["ask", "/frobnicate", "x"], bot_dir)
     assert proc.returncode == 1
     assert proc.stdout.startswith("Unknown command /frobnicate. Commands: /define, /ask,")
     assert "Traceback" not in proc.stderr

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("index")
-    Engine.open(None, folder).close()  # built once; the subprocesses below open it
-    return folder
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    return index_copy("index")  # the subprocesses below open it (and keep their state beside it)
 
 
 @pytest.fixture(scope="module")

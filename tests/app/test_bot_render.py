@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -33,8 +34,8 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    eng = Engine.open(None, tmp_path_factory.mktemp("index"))
+def engine(default_index: Path) -> Engine:
+    eng = Engine.open(None, default_index)
     yield eng
     eng.close()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -46,10 +46,10 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Entry]]:
+def site_dir(tmp_path_factory: pytest.TempPathFactory, index_copy: Callable[..., Path]) -> tuple[Path, list[Entry]]:
     """The real corpus (shipped sources + the example house rulings) exported as ``python -m bot export``
     does (with the index's paragraph scopes, and its search index)."""
-    engine = Engine.open([SHIPPED_SOURCES, EXAMPLES_DIR], tmp_path_factory.mktemp("index"))
+    engine = Engine.open([SHIPPED_SOURCES, EXAMPLES_DIR], index_copy("index"))  # embeds only the house rulings
     corpus = engine.corpus
     out = tmp_path_factory.mktemp("rulebook")
     export_rulebook(corpus.entries, out, scope=engine.scope)

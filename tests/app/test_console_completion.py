@@ -29,8 +29,8 @@ from index.engine import Engine
 
 
 @pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    engine = Engine.open(None, tmp_path_factory.mktemp("index"), model=None)  # names only: no model needed
+def console(words_only_index: Path) -> Iterator[Console]:
+    engine = Engine.open(None, words_only_index, model=None)  # names only: no model needed
     yield Console(Judge(engine))
     engine.close()
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
 
 from bot.app.console_prompt import HISTORY_FILE
-from index.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60  # seconds; a healthy console answers in well under one
@@ -25,10 +24,8 @@ TARGET = "glossary:target]"  # the last line of the /define target answer
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("index")
-    Engine.open(None, folder, model=None).close()  # built once, words only (L5R_EMBEDDING_MODEL=off below)
-    return folder
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    return index_copy("index", words_only=True)  # words only (L5R_EMBEDDING_MODEL=off below)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -402,9 +402,9 @@ def test_probable_date_is_said_once_and_unknown_overriders_are_no_dead_links(tmp
 
 
 @pytest.fixture(scope="module")
-def shipped_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, Path]]:
+def shipped_index(index_copy: Callable[..., Path]) -> Iterator[tuple[Engine, Path]]:
     """The shipped rules and the example house rulings, indexed as the bot indexes them (paragraph scopes)."""
-    index_dir = tmp_path_factory.mktemp("index")
+    index_dir = index_copy("index")  # the shipped paragraphs' vectors come from its cache
     engine = Engine.open([SHIPPED_SOURCES, EXAMPLES_DIR], index_dir)
     try:
         yield engine, index_dir

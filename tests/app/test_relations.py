@@ -9,7 +9,7 @@ Seppuku twice in different words.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,15 +25,15 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "glossary" / "house_examples"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open([SHIPPED_SOURCES], tmp_path_factory.mktemp("index"))
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
     yield eng
     eng.close()
 
 
 @pytest.fixture(scope="module")
-def with_house(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judge]:
-    eng = Engine.open([SHIPPED_SOURCES, EXAMPLES], tmp_path_factory.mktemp("index"))
+def with_house(index_copy: Callable[..., Path]) -> Iterator[Judge]:
+    eng = Engine.open([SHIPPED_SOURCES, EXAMPLES], index_copy("index"))  # embeds only the house rulings
     yield Judge(eng)
     eng.close()
 

@@ -4,6 +4,7 @@ not to exist, and a name that names no section is answered with the closest text
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,8 +14,8 @@ from tests.rendering import discord_text, to_text
 
 
 @pytest.fixture(scope="module")
-def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judge]:
-    engine = Engine.open(None, tmp_path_factory.mktemp("index"))
+def judge(default_index: Path) -> Iterator[Judge]:
+    engine = Engine.open(None, default_index)
     yield Judge(engine)
     engine.close()
 

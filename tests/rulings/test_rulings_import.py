@@ -35,8 +35,8 @@ UNBOUNDED = ImportLimits(10**9, 10**9)
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("import") / "index", model=None)
+def engine(words_only_index: Path) -> Engine:
+    return Engine.open(None, words_only_index, model=None)
 
 
 @pytest.fixture(scope="module")

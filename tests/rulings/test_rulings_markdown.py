@@ -24,8 +24,8 @@ from index.query.overlay import NameResolver
 
 
 @pytest.fixture(scope="module")
-def resolver(tmp_path_factory: pytest.TempPathFactory) -> NameResolver:
-    engine = Engine.open(None, tmp_path_factory.mktemp("md") / "index")
+def resolver(default_index: Path) -> NameResolver:
+    engine = Engine.open(None, default_index)
     return NameResolver(engine.corpus)
 
 

@@ -7,7 +7,7 @@ service code; a SQLite file that cannot be opened is the last test here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -27,8 +27,8 @@ NOTE_START = UNAVAILABLE_NOTE.split("(")[0].strip()
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("outage") / "index")
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("outage"))
 
 
 @pytest_asyncio.fixture

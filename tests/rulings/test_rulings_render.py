@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.app.judge import Judge
@@ -12,8 +14,8 @@ from tests.rendering import to_discord, to_text
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("render") / "index")
+def engine(default_index: Path) -> Engine:
+    return Engine.open(None, default_index)
 
 
 def ruling() -> Entry:

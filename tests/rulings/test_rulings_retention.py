@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -182,8 +182,8 @@ async def test_the_export_holds_every_version_and_setting(repo: RulingsRepositor
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("retention") / "index")
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("retention"))
 
 
 class Clock:
