@@ -191,11 +191,30 @@ class JudgeBot(commands.AutoShardedBot):
         self.intake = Intake(
             lambda data: log_dropped(data, self.metrics),
             room=lambda: self.responder.first_pending < self.responder.senders,
+            pause=self._pause_gateway,
         )
         self.intake.install(self._connection)
         self.health: HealthServer | None = None
         self.stopping = False  # set when close() begins: the health endpoint then says so
         self._stop_task: asyncio.Task[None] | None = None
+
+    def _pause_gateway(self, paused: bool) -> int:
+        """Stop or resume reading the shards' gateway sockets (asyncio's ``pause_reading``): discord.py reads
+        every buffered event before giving the event loop back, so without this a burst's reading took the
+        time its first responses needed. Reached through discord.py's and aiohttp's attributes (no public
+        API has the transport); where they are missing, reading simply goes on. Returns the sockets changed."""
+        changed = 0
+        for info in self.shards.values():
+            socket = getattr(getattr(getattr(info, "_parent", None), "ws", None), "socket", None)
+            transport = getattr(getattr(socket, "_writer", None), "transport", None)
+            if transport is None or transport.is_closing():
+                continue
+            if paused:
+                transport.pause_reading()
+            else:
+                transport.resume_reading()
+            changed += 1
+        return changed
 
     def backlogged(self) -> bool:
         """A burst is being acknowledged: interactions read but not started, or many first responses queued."""

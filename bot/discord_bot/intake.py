@@ -36,6 +36,8 @@ DISCORD_EPOCH_MS = 1420070400000
 SLICE = 0.004  # seconds of starting interactions at least before the event loop gets a turn
 MAX_SLICE = 0.05  # and at most
 PAUSE = 0.002  # seconds to wait for room among the senders before looking again
+HIGH = 256  # interactions waiting here from which the gateway sockets are not read (TCP holds the rest)
+LOW = 64  # ... until fewer than this wait
 LOG_BATCH = 100  # log lines of dropped interactions written per turn of the event loop
 TASK_NAME = "interaction-intake"
 
@@ -60,9 +62,13 @@ class Intake:
         room: Callable[[], bool] = lambda: True,
         expire_at: float = EXPIRE_AT,
         clock: Callable[[], float] = time.time,
+        pause: Callable[[bool], None] = lambda paused: None,
     ) -> None:
         self._shed = shed
         self._room = room  # whether the responses of those already started leave room for more
+        self._pause = pause  # stop (True) or resume (False) reading the gateway sockets
+        self.paused = False
+        self.pauses = 0  # times reading was paused because enough was waiting here
         self.expire_at = expire_at
         self._clock = clock
         self._parse: Parser = lambda data: None
@@ -111,6 +117,8 @@ class Intake:
             return
         heapq.heappush(self._heap, (-created, next(self._seq), data))
         self._idle.clear()
+        if len(self._heap) >= HIGH and not self.paused:
+            self._set_paused(True)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name=TASK_NAME)
 
@@ -158,11 +166,23 @@ class Intake:
                         self._drop(data)
                     else:
                         self._start(data)
+                if self.paused and len(self._heap) < LOW:
+                    self._set_paused(False)
                 turn_ended = time.perf_counter()
                 await asyncio.sleep(0 if self._room() else PAUSE)
         finally:
+            if self.paused:
+                self._set_paused(False)
             if not self._heap:
                 self._idle.set()
+
+    def _set_paused(self, paused: bool) -> None:
+        self.paused = paused
+        self.pauses += paused
+        try:
+            self._pause(paused)
+        except Exception:  # noqa: BLE001 - best effort: reading on is what discord.py would do anyway
+            log.warning("could not %s reading the gateway", "pause" if paused else "resume", exc_info=True)
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until every interaction read has been started or dropped and logged (a stop drains this first)."""

@@ -107,3 +107,18 @@ def _expired(caplog: pytest.LogCaptureFixture, users: set[int]) -> int:
         if r.getMessage() == "answer" and r.fields.get("outcome") == "expired" and r.fields.get("user") in users
     )
     return len(lines)
+
+
+async def test_the_intake_can_pause_and_resume_reading_the_gateway_socket(running) -> None:
+    """The pause reaches the socket through discord.py's and aiohttp's attributes: an upgrade that moved
+    them would leave bursts unthrottled, and this would fail."""
+    fake, bot = running
+    assert bot._pause_gateway(True) == 1
+    try:
+        rec = await fake.invoke_command("define", {"term": "target"}, user=fake.new_member(), settle=False)
+        await asyncio.sleep(0.5)
+        assert rec.callbacks == []  # not read while paused
+    finally:
+        assert bot._pause_gateway(False) == 1
+    await rec.wait_until(lambda r: r.settled, 30)
+    assert rec.response_type == 4 and len(rec.callbacks) == 1

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.discord_bot.intake import DISCORD_EPOCH_MS, Intake, created_at
+from bot.discord_bot.intake import DISCORD_EPOCH_MS, HIGH, Intake, created_at
 from bot.discord_bot.logs import log_dropped, raw_command_name
 
 NOW = 1_800_000_000.0  # the intake's clock in these tests (POSIX seconds)
@@ -127,3 +127,16 @@ async def test_the_drop_line_has_the_answer_lines_fields_and_never_the_users_tex
         (logging.DEBUG, "define:autocomplete", "expired", 1008, 42),
     ]
     assert "secret" not in caplog.text
+
+
+async def test_reading_the_gateway_pauses_while_enough_waits_and_resumes_when_it_has_been_started() -> None:
+    state, calls = State(), []
+    intake = Intake(lambda data: None, clock=lambda: NOW, pause=calls.append)
+    intake.install(state)
+    receive = state.parsers["INTERACTION_CREATE"]
+    for n in range(HIGH + 10):  # one gateway chunk: the first goes straight through, the rest wait
+        receive(event(0.5, n))
+    assert calls == [True] and intake.paused
+    await settle(intake)
+    assert calls == [True, False] and not intake.paused
+    assert len(state.parsed) == HIGH + 10
