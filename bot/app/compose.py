@@ -536,6 +536,12 @@ class Composer:
             blocks += self._companion(entry, pair)
         own = hit.paragraph == paragraph  # the spans are offsets into the hit's own paragraph only
         blocks += self._quoted(entry, paragraph, hit.spans if own else (), hit.sentence_spans if own else ())
+        # its citation right under it: a related text quoted next has its own, and a judge reading down must not
+        # take that one for this quote's
+        blocks.append(self.citation(entry, paragraph, role="hit"))
+        if pair is not None and paragraph < pair.paragraph < len(entry.paragraphs):  # its example follows it
+            blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
+            blocks.append(self.citation(entry, pair.paragraph, role="hit"))
         blocks.extend(self.relations(entry, paragraph, role="hit"))
         for r in entry.restated:
             other = self.lookup(r.entry)
@@ -551,12 +557,7 @@ class Composer:
                     differs=True,
                     role="hit",
                 ))
-        if pair is not None and paragraph < pair.paragraph < len(entry.paragraphs):  # its example follows
-            blocks.append(self.citation(entry, paragraph, role="hit"))
-            blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
-            paragraph = pair.paragraph
         blocks.extend(self.server_rulings(entry, role="hit"))
-        blocks.append(self.citation(entry, paragraph, role="hit"))
         return Group(blocks, role="hit")
 
     def _quoted(self, entry: Entry, paragraph: int, spans: Sequence[tuple[int, int]],

@@ -72,7 +72,11 @@ def make_hit(
 
 
 # A paragraph that illustrates or qualifies the rule paragraph just before it in the same entry.
-ILLUSTRATES = re.compile(r"\s*\(?(?:examples?\b|for (?:example|instance)\b|exceptions?\b|however,)", re.IGNORECASE)
+# "Note that …" qualifies it too (Tactical: "Note that … this can only give one Force bonus to each Tactician per
+# turn" under "Tactical Battle: Any number of times per turn …", which read alone says the opposite).
+ILLUSTRATES = re.compile(
+    r"\s*\(?(?:examples?\b|for (?:example|instance)\b|exceptions?\b|however,|note that\b)", re.IGNORECASE
+)
 
 
 def companion(paragraphs: list[str], chosen: int, matches: Callable[[int], bool]) -> int | None:

@@ -117,10 +117,12 @@ def test_obsidian_hand_override_is_shown_first(judge: Judge, engine: Engine) -> 
         assert isinstance(answer.body[0], Relation) and answer.body[0].entry is rule
         assert answer.body[0].kind in ("amends", "updates", "restates", "covers")
         heading = plain_text(answer.body[0].heading)
-        assert heading.startswith(("In The Obsidian Hand Ruleset, ", "The Obsidian Hand Ruleset states "))
+        assert heading.startswith(("In The Obsidian Hand Ruleset, ", "The Obsidian Hand Ruleset states ",
+                                       "The Obsidian Hand Ruleset also has a rule on "))
         assert "(in that format)" in heading
         first = dm.render(answer).pages[0].description
-        assert first.startswith(("**In The Obsidian Hand Ruleset, ", "**The Obsidian Hand Ruleset states "))
+        assert first.startswith(("**In The Obsidian Hand Ruleset, ", "**The Obsidian Hand Ruleset states ",
+                                      "**The Obsidian Hand Ruleset also has a rule on "))
         assert first.index(dm.escape(rule.paragraphs[0])[:40]) < first.index("L5R Comprehensive Rules text:")
         assert {link.entry_id for link in dm.render(answer).pages[0].links} >= set(entry.overridden_by)
         text = to_text(answer)
@@ -314,7 +316,7 @@ def test_ask_with_nothing_close_offers_nearest_terms(judge: Judge) -> None:
 
 
 def test_an_answer_says_when_no_rule_stands_out(judge: Judge, engine: Engine) -> None:
-    vague = "my guy got bowed, can he still go into battle?"
+    vague = "can I do that now?"  # nothing in it says what "that" is
     hits = engine.search(vague, limit=ASK_LIMIT)
     assert hits and all(h.confidence is not None and h.confidence < UNSURE for h in hits)
     note = f"*{dm.inline(UNSURE_NOTE)}*"  # italic on Discord, /define as code

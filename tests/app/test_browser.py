@@ -116,8 +116,8 @@ def test_follow_cross_reference_to_its_anchor(site: tuple[str, list[Entry]], bro
     page.screenshot(path=str(ARTIFACTS / "rulebook-cross-reference.png"))
 
     # The update amending paragraph 2 stands under it, and its citation is a working link, back the other way.
-    amendment = target.locator('[id="glossary:terrain-p2"] + div.relation.amends + div.relation.amends.earlier')
-    expect(amendment).to_contain_text("an earlier update, Update 10/20/2015 (2015-10-20) amends paragraph 2")
+    amendment = target.locator('[id="glossary:terrain-p2"] + div.relation.updates + div.relation.updates.earlier')
+    expect(amendment).to_contain_text("an earlier update about paragraph 2: Update 10/20/2015 (2015-10-20)")
     amendment.locator('p.citation a[href="obsidian-hand.html#obsidian-hand:update-2015-10-20"]').click()
     expect(page).to_have_url(base + "obsidian-hand.html#obsidian-hand:update-2015-10-20")
     expect(page.locator('[id="obsidian-hand:update-2015-10-20"]')).to_be_in_viewport()

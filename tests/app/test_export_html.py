@@ -249,7 +249,7 @@ def test_cross_references_overrides_and_judge(entries: list[Entry], tmp_path: Pa
         "2026-11-01):</p>"
     ) in glossary
     assert '<a href="house.html#house:terrain-after-destruction">Kotei rulings › Terrain after destruction' in glossary
-    assert glossary.index('class="relation amends"') < glossary.index('id="glossary:terrain-p1"')
+    assert glossary.index('class="relation updates"') < glossary.index('id="glossary:terrain-p1"')
     assert "Overridden" not in glossary and "precedence" not in glossary
     assert (
         'Applies to: <a href="glossary.html#glossary:terrain">Terrain</a> (L5R Comprehensive Rules), Ranged Attack, '

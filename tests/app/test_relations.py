@@ -201,5 +201,6 @@ def test_a_log_record_is_dated_under_the_paragraph_its_words_name_not_under_the_
     answer = judge.ask("my border keep on turn 1, can my opponent's cards affect it")
     text = to_text(answer)
     immunity = text.index("Border Keep will not be affected by other player’s cards until the end")
-    shown = text[immunity: text.index("\n\n", immunity)]
+    ends = [k for k in (text.find("\n\n", immunity), text.find("\nOpen:", immunity)) if k > 0]
+    shown = text[immunity: min(ends)]  # that result, up to the next one or the Open line
     assert "2016-01-11" not in shown and "dynasty deck" not in shown

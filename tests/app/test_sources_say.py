@@ -44,7 +44,7 @@ def judge(engine: Engine) -> Judge:
 
 def test_several_entries_cite_each_related_text_on_discord(judge: Judge) -> None:
     shown = discord_text(judge.define("honor"))
-    start = shown.index("in its own words in B. Family Honor")
+    start = shown.index("also has a rule on this, B. Family Honor")
     related = shown[start : shown.index("Honor (Interrupt) — ", start)]
     assert f"II. THE PLAYER › B. Family Honor, lines 208-214 · {OH_FILE}" in related
 

@@ -58,8 +58,9 @@ def check_ask(engine: Engine, text: str) -> list[tuple[Entry, int | None]]:
         head = _HEAD.match(block[0])
         assert head is not None
         entry = by_label[head["label"]]
-        cited = _CITED.search(block[-1])
-        assert cited is not None, block[-1]
+        # the first quote's own citation stands right under it (and its dates): the first citation of the block
+        cited = next((m for m in map(_CITED.search, block[1:]) if m), None)
+        assert cited is not None, block
         if not entry.paragraphs:  # a bare heading: it names what is under it instead of quoting nothing
             assert block[1].startswith("(A heading with no text of its own; under it: "), block
             shown.append((entry, None))
@@ -95,7 +96,7 @@ def test_terrain_already_at_the_battlefield_shows_no_other_paragraphs_dates(cons
     assert (engine.get("glossary:terrain"), 1) in shown
     block = next(b for b in blocks(text) if " Terrain — " in b[0])
     assert not any(d in "\n".join(block) for d in ("2008-03-24", "2008-05-21"))
-    assert "Terrain, paragraph 2, line 24 · 000_99c7513ab738c7d1.txt" in block[-1]
+    assert "Terrain, paragraph 2, line 24 · 000_99c7513ab738c7d1.txt" in block[2]  # right under its quote
 
 
 @pytest.mark.parametrize(

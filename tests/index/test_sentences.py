@@ -104,3 +104,13 @@ def test_sentence_spans_are_offsets_into_the_quote(engine: Engine) -> None:
         for a, b in h.sentence_spans:
             assert 0 <= a < b <= len(h.quote) and h.quote[a:b] == h.quote[a:b].strip()
         assert any(a <= s and e <= b for a, b in h.sentence_spans for s, e in h.spans)  # holds question words
+
+
+def test_a_note_qualifying_a_rule_is_quoted_with_it(engine: Engine) -> None:
+    """Tactical Battle's "Any number of times per turn" read alone says a Tactician can be pumped again and again;
+    the paragraph after it ("Note that … only one Force bonus to each Tactician per turn") says otherwise."""
+    question = "yo can my tactician pump himself twice in one turn with the discard-a-card-for-force thing?"
+    hit = engine.search(question)[0]
+    assert hit.entry.id == "glossary:tactical"
+    quoted = {hit.paragraph, hit.companion.paragraph if hit.companion else None}
+    assert 3 in quoted and hit.entry.paragraphs[3].startswith("Note that")
