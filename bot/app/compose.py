@@ -286,13 +286,24 @@ class Composer:
             first = other.paragraph_lines(r.other_paragraphs[0])[0]
             last = other.paragraph_lines(r.other_paragraphs[-1])[1]
             where = f"{other.label}, {line_span(first, last)}"
-            if r.differs:
+            differs, texts = r.differs, {k: other.paragraphs[k] for k in r.other_paragraphs}
+            then = False  # on the day asked, the other text read otherwise than its lines read today
+            if self.day is not None:  # on the day one of the two may have read otherwise (its Old wording)
+                mine, theirs = asof.on_day(entry, self.day, self.updates), asof.on_day(other, self.day, self.updates)
+                texts.update({p.index: p.text for p in theirs.paragraphs if p.index in texts})
+                moved = any(p.text != entry.paragraphs[p.index] for p in mine.paragraphs if p.index in r.paragraphs)
+                then = any(texts[k] != other.paragraphs[k] for k in r.other_paragraphs)
+                differs = differs or moved != then
+            if differs:
                 blocks.append(Line(runs(strong(f"The ruleset states this again in {where}, and the texts differ."),
                                         " There it reads:")))
-                blocks.extend(Quote(other, other.paragraphs[k], k, inline=True) for k in r.other_paragraphs)
+                blocks.extend(Quote(other, texts[k], k, inline=True) for k in r.other_paragraphs)
                 # the text quoted there carries its own citation (file and lines), as every quoted text does
                 blocks.append(replace(self.citation(other, r.other_paragraphs[0], role="dash"),
                                       until=r.other_paragraphs[-1]))
+            elif then:  # the same Old wording stood in both places; those lines now read the New one
+                blocks.append(Line(runs(emph(f"On {self.day} stated in the same words in {where} (those lines "
+                                             "read otherwise now: they were changed after that day)."))))
             else:
                 blocks.append(Line(runs(emph(f"Stated in the same words in {where}."))))
         return blocks

@@ -130,3 +130,12 @@ def test_history_lists_every_dated_change_oldest_first_with_its_text(console: Co
     assert OLD_NAVAL in naval and NEW_NAVAL in naval  # the update record quoted whole, Old and New
     assert "No entry for “zzqqxx”" in console.answer("/history zzqqxx")
     assert console.answer("/history") == "Error: Please give a term."
+
+
+def test_a_restatement_is_not_said_to_match_lines_that_read_otherwise_now(console: Console) -> None:
+    """As of 2015-10-26 Naval Invasion read its Old wording in both places; line 89 reads the New one today,
+    so "stated in the same words in Player Abilities, line 89" alone would point a judge at other words."""
+    text = console.answer("/rule naval invasion as_of:2015-10-26")
+    assert "Stated in the same words in Player Abilities" not in text
+    assert "On 2015-10-26 stated in the same words in Player Abilities, line 89 (those lines read otherwise now" in text
+    assert "Stated in the same words in Player Abilities, line 89." in console.answer("/rule naval invasion")
