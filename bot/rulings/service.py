@@ -71,6 +71,7 @@ EMBED_AT_ONCE = 32
 # Migrating and purging may legitimately take longer than one command's database call (RULINGS_DB_TIMEOUT):
 # they run in the poll and the purge loop, where nobody waits for them, and get this long at least.
 LONG_TIMEOUT = 60.0
+IMPORT_SECONDS_PER_RULING = 0.02  # an import's limit grows with its size (5,000 rulings: 108 s)
 PURGE_SECONDS = 3600.0  # how often servers past their grace period are looked for (and at start, once ready)
 UNAVAILABLE_NOTE = (
     "This server's rulings could not be loaded (the rulings database is unreachable), so this answer "
@@ -281,7 +282,7 @@ class RulingsService:
         if self._down_since is None:
             self._down_since = time.monotonic()
             log.warning("rulings database %s unreachable (%s: %s); answering without unloaded rulings",
-                        describe(self.url), type(exc).__name__, exc)  # fmt: skip
+                        describe(self.url), type(exc).__name__, exc or "no answer in time")  # fmt: skip
 
     def _refused(self, exc: BaseException) -> Unavailable:
         """What a failed write raises: ``StorageFull`` when the database has no room (logged as an error for
@@ -514,7 +515,10 @@ class RulingsService:
             raise Unavailable("the other bot processes could not be told (rulings database unreachable)") from exc
 
     # -- writes (each refreshes the writer's overlay before returning) ------------------------------
-    async def _write(self, scope: str, action: Callable[[RulingsRepository], Awaitable[object]]) -> object:
+    async def _write(
+        self, scope: str, action: Callable[[RulingsRepository], Awaitable[object]], timeout: float | None = None
+    ) -> object:
+        """``action`` within ``timeout`` (default ``db_timeout``), then the writer's overlay re-read."""
         if not self._schema_ready:
             try:
                 await self._bounded(self._prepare())
@@ -522,7 +526,7 @@ class RulingsService:
                 self._mark_down(exc)
                 raise Unavailable(str(exc)) from exc
         try:
-            result = await self._bounded(action(self._repo()))
+            result = await self._bounded(action(self._repo()), timeout)
         except DB_ERRORS as exc:
             if not isinstance(exc, DatabaseTimeout) and _contended(exc):
                 log.info("a write to %s ran into another one and was rolled back: %s", scope, exc)
@@ -556,8 +560,10 @@ class RulingsService:
         )
 
     async def import_drafts(self, scope: str, drafts: Sequence[Draft], author: Author) -> ImportResult:
+        # Thousands of rulings in one transaction take seconds on a busy host: not a hung database.
+        limit = max(LONG_TIMEOUT, self.db_timeout + IMPORT_SECONDS_PER_RULING * len(drafts))
         return await self._write(  # type: ignore[return-value]
-            scope, lambda repo: repo.import_drafts(scope, drafts, author, self.texts)
+            scope, lambda repo: repo.import_drafts(scope, drafts, author, self.texts), limit
         )
 
     # -- players' reports and the pairs judges confirm (bot/rulings/feedback.py) -------------------------
@@ -768,7 +774,7 @@ class RulingsService:
         """Delete everything stored for the server now (its admin asked); returns what was deleted."""
         try:
             await self._prepare()
-            deleted = await self._bounded(retention.delete_scope(self._db(), scope))
+            deleted = await self._bounded(retention.delete_scope(self._db(), scope), max(LONG_TIMEOUT, self.db_timeout))
         except DB_ERRORS as exc:
             self._mark_down(exc)
             raise Unavailable(str(exc)) from exc

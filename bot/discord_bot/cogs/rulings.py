@@ -636,12 +636,12 @@ class Rulings(commands.Cog):
     @ruling.command(name="import", description=import_description(ImportLimits()))
     @app_commands.describe(file="A .md file in the house-rulings format (as /ruling export writes)")
     async def import_(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
-        config = await _require_judge(interaction)
         service = _service(interaction)
         limits = import_limits(self.bot)
         if problem := limits.size_problem(file.size):  # Discord says the size: refused before downloading it
             raise RulingError(f"Nothing was imported: {problem}")
-        await interaction.response.defer(ephemeral=True, thinking=True)
+        await _defer(interaction)  # before the database (the judge check reads it), which may take a while
+        config = await _require_judge(interaction)
         try:
             data = await file.read()
         except discord.HTTPException:
@@ -706,8 +706,8 @@ class Rulings(commands.Cog):
     @app_commands.autocomplete(ruling=pick_active)
     async def stands(self, interaction: discord.Interaction, ruling: app_commands.Range[str, 1, 120]) -> None:
         number = _ruling_number(ruling)
+        await _defer(interaction)  # before the database, which may take a while
         config = await _require_judge(interaction)
-        await interaction.response.defer(ephemeral=True, thinking=True)
         saved = await self._stands(interaction, number)
         await interaction.followup.send(self._stood_text(saved), ephemeral=True, allowed_mentions=NONE)
         await self._audit(interaction, config, present.stands_line(_author(interaction).name, saved))
@@ -717,8 +717,8 @@ class Rulings(commands.Cog):
         says who confirmed it and loses its button."""
         if not state.isdigit():
             return
+        await interaction.response.defer()  # the database may take a while: the post is edited after it
         await _require_judge(interaction)
-        await interaction.response.defer()  # the write may take a moment: the post is edited after it
         saved = await self._stands(interaction, int(state))
         line = present.stands_line(_author(interaction).name, saved)
         original = interaction.message.content if interaction.message is not None else ""
