@@ -409,7 +409,11 @@ class Composer:
             return self.several(term, result)
         if result.entry is not None:  # a confident guess: still offer the other candidates
             others = [Link("Or: " + c.label, c.id) for c in result.candidates if c.id != result.entry.id]
-            return self.entry(result.entry, extra=others)
+            answer = self.entry(result.entry, extra=others)
+            if result.how == "fulltext":  # found by the words of its text: no entry is named so, and the answer says it
+                answer.with_notice(f"No entry is named “{' '.join(echo(term).split())}”; the text that uses the word "
+                                   f"most is {result.entry.label} ({source_label(result.entry)}):")
+            return answer
         links = [Link(c.label, c.id) for c in result.candidates]
         if links:
             parts: list[str | object] = ["Did you mean: "]
@@ -482,10 +486,16 @@ class Composer:
         others = [Link("Also: " + h.entry.label, h.entry.id) for h in hits[1:]]
         answer = self.entry(hits[0].entry, kind=RULE, arg=ref, extra=others)
         if hits[0].by_text:
-            answer.with_notice(
-                f"No section is named “{' '.join(echo(ref).split())}”; the closest by its words is "
-                f"{hits[0].entry.label} ({source_label(hits[0].entry)}):"
-            )
+            said = " ".join(echo(ref).split())
+            entry = hits[0].entry
+            if said.casefold() in (entry.title.casefold(), entry.label.casefold()):  # named so, not a section
+                kind = {"ability": "player ability", "guideline": "guideline", "term": "glossary term"}.get(
+                    entry.kind, "entry")
+                answer.with_notice(f"“{said}” is not a section of {entry.document}; it is a {kind}, "
+                                   f"{entry.label}:")
+            else:
+                answer.with_notice(f"No section is named “{said}”; the closest by its words is "
+                                   f"{entry.label} ({source_label(entry)}):")
         return answer
 
     # -- search results --------------------------------------------------------------------------------

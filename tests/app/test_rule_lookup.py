@@ -64,3 +64,17 @@ def test_banned_a_kind_of_card_is_not_called_a_card(judge: Judge) -> None:
     text = to_text(judge.banned("kabuto"))
     assert text.startswith("Banned kind of card: Cards with the Rank (Kabuto) icon")
     assert "bans a kind of card" in text and "this card's name" not in text
+
+
+def test_a_name_that_is_an_ability_not_a_section_is_not_called_the_closest_by_words(judge: Judge) -> None:
+    """"No section is named 'cavalry'; the closest by its words is Cavalry" contradicted itself (judge review)."""
+    shown = to_text(judge.rule("cavalry"))
+    assert "“cavalry” is not a section of The Obsidian Hand Ruleset; it is a player ability, Cavalry:" in shown
+    assert "closest by its words" not in shown
+
+
+def test_define_found_only_by_the_text_says_no_entry_has_that_name(judge: Judge) -> None:
+    """/define fear answered with Courage as if it were Fear's definition (judge review): the answer says so."""
+    shown = to_text(judge.define("fear"))
+    assert "No entry is named “fear”; the text that uses the word most is Courage (The Obsidian Hand Ruleset):" in shown
+    assert "No entry is named" not in to_text(judge.define("target"))
