@@ -10,6 +10,7 @@ import datetime as dt
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -31,8 +32,8 @@ from tests.rendering import to_discord
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    eng = Engine.open(None, tmp_path_factory.mktemp("index"))
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    eng = Engine.open(None, index_copy("index"))  # its own copy: /reload rebuilds it
     yield eng
     eng.close()
 

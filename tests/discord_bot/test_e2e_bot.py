@@ -11,7 +11,7 @@ import copy
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -43,8 +43,8 @@ def judge_settings(fake: FakeDiscord, index_dir: Path, **overrides: object) -> S
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("e2e") / "index"
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    return index_copy("e2e")  # its own copy: the bot reloads it and keeps its state beside it
 
 
 @pytest.fixture(scope="module")

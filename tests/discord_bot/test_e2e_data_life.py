@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -39,8 +40,8 @@ class Clock:
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("e2e-data-life") / "index")
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("e2e-data-life"))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -31,8 +31,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("deadlines") / "index")
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("deadlines"))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -9,7 +9,8 @@ not a judge cannot review; the button is not offered in direct messages.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,8 +30,8 @@ SAMURAI = "gain 1 honor for each samurai I control - is that three separate hono
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("e2e-feedback") / "index")
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("e2e-feedback"))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

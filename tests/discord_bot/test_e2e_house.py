@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import logging
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -29,10 +29,10 @@ RULEBOOK = "https://rules.example.org/book"
 
 
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def folders(tmp_path_factory: pytest.TempPathFactory, index_copy: Callable[..., Path]) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("e2e-house")
     shutil.copytree(EXAMPLES, root / "rulings")
-    return root / "rulings", root / "index"
+    return root / "rulings", index_copy(root / "index")  # the shipped paragraphs' vectors come from its cache
 
 
 @pytest.fixture(scope="module")

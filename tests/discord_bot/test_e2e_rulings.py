@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -36,8 +36,8 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("e2e-rulings") / "index")
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("e2e-rulings"))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -37,8 +38,8 @@ BOB = Author("202", "Bob")
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("e2e-import") / "index", model=None)
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("e2e-import", words_only=True), model=None)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

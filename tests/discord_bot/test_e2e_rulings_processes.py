@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -71,11 +71,13 @@ async def eventually(check, what: str, timeout: float = PROPAGATION_TIMEOUT):  #
 
 
 @pytest_asyncio.fixture(params=["sqlite", "postgresql"])
-async def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[dict]:
+async def cluster(
+    request: pytest.FixtureRequest, tmp_path: Path, index_copy: Callable[..., Path]
+) -> AsyncIterator[dict]:
     house = tmp_path / "house"
     house.mkdir()
     (house / "host.md").write_text("## Host ruling\nJudge: Host\nApplies to: Target\n\nA host-wide ruling.\n")
-    index_dir = tmp_path / "index"
+    index_dir = index_copy(tmp_path / "index")  # its vector cache: only the host ruling is embedded here
     open_engine(Settings(index_dir=index_dir, house_rulings=house)).close()  # built once; both processes open it
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "L5R_", "DATABASE_", "SHARD_"))}
     env.update(

@@ -28,7 +28,6 @@ from fakediscord.process import BotProcess, get_json
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.discord_bot.connection_limits import ACCEPT_BATCH
-from index.engine import Engine
 
 pytestmark = pytest.mark.asyncio
 
@@ -48,11 +47,9 @@ PAYLOADS = (
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A words-only index (no embedding model: these tests are about connections, and it builds in seconds)."""
-    path = tmp_path_factory.mktemp("health-limits") / "index"
-    Engine.open(None, path, model=None).close()
-    return path
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    """A words-only index (no embedding model: these tests are about connections), the module's own copy."""
+    return index_copy("health-limits", words_only=True)
 
 
 def capped_bot(fake: FakeDiscord, tmp_path: Path, index_dir: Path) -> BotProcess:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -28,8 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[FakeDiscord, BotProcess, Path]]:
+async def served(
+    tmp_path_factory: pytest.TempPathFactory, index_copy: Callable[..., Path]
+) -> AsyncIterator[tuple[FakeDiscord, BotProcess, Path]]:
     work = tmp_path_factory.mktemp("load")
+    index_copy(work / "bot" / "index")  # its vector cache: the bot's start embeds only the house rulings
     rulings = work / "rulings"
     write_rulings(rulings, "alpha")
     async with FakeDiscord() as fake:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,11 +40,9 @@ def family_name(name: str, kind: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A words-only index: metrics do not depend on the embedding model, and it builds in seconds."""
-    path = tmp_path_factory.mktemp("metrics") / "index"
-    Engine.open(None, path, model=None).close()
-    return path
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    """A words-only index (metrics do not depend on the embedding model), the module's own copy."""
+    return index_copy("metrics", words_only=True)
 
 
 async def test_metrics_endpoint_exports_every_documented_metric_with_its_type(tmp_path: Path, index_dir: Path) -> None:

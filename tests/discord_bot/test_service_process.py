@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,11 +28,9 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One index for the module, built here so each child process opens it instead of building."""
-    path = tmp_path_factory.mktemp("service") / "index"
-    Engine.open(None, path)
-    return path
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    """One index for the module, built already, so each child process opens it instead of building."""
+    return index_copy("service")
 
 
 def bot_process(fake: FakeDiscord, tmp_path: Path, index_dir: Path, **env: str | None) -> BotProcess:
