@@ -132,6 +132,7 @@ RelationKind = Literal[
     "house-ruling",  # a host's house ruling applies to it
     "server-ruling",  # this server's own ruling applies to it
     "concerns-entry",  # a format update concerns the entry, and which paragraph is not clear
+    "changed-rule",  # under an update-log record: the rule that record changed, as the sources now read
 ]
 
 

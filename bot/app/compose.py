@@ -39,7 +39,7 @@ from bot.app.answer import (
 from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
 from glossary import asof
 from glossary.kinds import SOURCE_LABELS, is_ruling
-from glossary.model import Anomaly, Entry, line_span, ordered_changes, paragraph_name, sort_date
+from glossary.model import Anomaly, Change, Entry, line_span, ordered_changes, paragraph_name, sort_date
 from index.build.relations import relation_kind
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit, Passage
@@ -97,6 +97,15 @@ def source_label(entry: Entry) -> str:
 def ruling_kind(entry: Entry) -> str:
     """"Server ruling" (this server's own, from the rulings database) or "House ruling" (the host's files)."""
     return "Server ruling" if is_scoped(entry.id) else "House ruling"
+
+
+def own_dates(entry: Entry, changes: Sequence[Change]) -> list[Change]:
+    """The changes shown with ``entry``'s text. An update-log record of several items carries its stamp with the
+    first item as its note ("Starting Holdings – clarified …", what ``/changes`` lists); under any of its
+    lines that note would name another item's change, so there the stamp is shown without it."""
+    if entry.kind != "update" or len(entry.paragraphs) < 2:
+        return list(changes)
+    return [replace(c, note=None) if c.update_id == entry.id else c for c in changes]
 
 
 def unsure(hits: Sequence[Hit]) -> bool:
@@ -219,6 +228,34 @@ class Composer:
                     role=role,
                 )
             )
+        return out
+
+    def changed_rules(self, record: Entry, paragraph: int) -> list[Relation]:
+        """Under a quoted line of an update-log record, the rule that line changed as the loaded sources read it:
+        "Proclaim – limited its use to the player's turn" answers "can I Proclaim on my opponent's turn?" only
+        with the rule it changed, which a judge quotes. Only the entries that line itself names (its own
+        source line), each at the paragraphs the change dates (its opening paragraph when it dates the entry)."""
+        if record.kind != "update" or not 0 <= paragraph < len(record.paragraphs):
+            return []
+        first, last = record.paragraph_lines(paragraph)
+        out: list[Relation] = []
+        for ref in record.see_also:
+            rule = self.lookup(ref.target) if ref.target else None
+            if rule is None or ref.line is None or not first <= ref.line <= last or not rule.paragraphs:
+                continue
+            if self.day is not None and not asof.in_force(rule, self.day):
+                continue
+            dated = sorted({c.paragraph for c in rule.changes if c.update_id == record.id and c.paragraph is not None})
+            shown = [k for k in dated if k < len(rule.paragraphs)] or [0]
+            text = "\n".join(rule.paragraphs[k] for k in shown)
+            out.append(Relation(
+                "changed-rule", rule, record,
+                heading=runs("It changed ", strong(rule.label), ", which the loaded sources now read:"),
+                scope=(paragraph,),
+                quote=Quote(rule, text, shown[0], role="related"),
+                citation=replace(self.citation(rule, shown[0], role="related"), until=shown[-1]),
+                role="hit",
+            ))
         return out
 
     def server_rulings(self, entry: Entry, role: str) -> list[Relation]:
@@ -397,7 +434,7 @@ class Composer:
     def record_facts(self, entry: Entry) -> list[Fact]:
         """The History (when dated; each change naming the paragraph it dates) and Citation every full answer
         ends with."""
-        facts = [Fact("History", [Dates(list(entry.changes), entry, None)])] if entry.changes else []
+        facts = [Fact("History", [Dates(own_dates(entry, entry.changes), entry, None)])] if entry.changes else []
         return [*facts, Fact("Citation", [self.citation(entry)])]
 
     def _name(self, entry_id: str) -> str:
@@ -564,6 +601,7 @@ class Composer:
             blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
             blocks.append(self.citation(entry, pair.paragraph, role="hit"))
         blocks.extend(self.relations(entry, paragraph, role="hit"))
+        blocks.extend(self.changed_rules(entry, paragraph))
         for r in entry.restated:
             other = self.lookup(r.entry)
             if r.differs and other is not None and paragraph in r.paragraphs:
@@ -590,7 +628,7 @@ class Composer:
             state = asof.on_day(entry, self.day, self.updates)
             blocks = dated.paragraph_blocks(self, state, paragraph, inline=False, role="hit", marks=tuple(spans),
                                             sentences=tuple(sentence_spans))
-        dating = entry.paragraph_changes(paragraph)
+        dating = own_dates(entry, entry.paragraph_changes(paragraph))
         if dating:
             blocks.append(Dates(dating, entry, paragraph, role="hit"))
         return blocks

@@ -204,3 +204,18 @@ def test_a_log_record_is_dated_under_the_paragraph_its_words_name_not_under_the_
     ends = [k for k in (text.find("\n\n", immunity), text.find("\nOpen:", immunity)) if k > 0]
     shown = text[immunity: min(ends)]  # that result, up to the next one or the Open line
     assert "2016-01-11" not in shown and "dynasty deck" not in shown
+
+
+def test_an_update_line_brings_the_rule_it_changed_and_no_other_items_note(judge: Judge) -> None:
+    """"can i use Proclaim on my opponent's turn?" ranks the update-log line first; a judge quotes the rule it
+    changed, and the record's stamp must not carry its first item's note (Starting Holdings) under Proclaim's."""
+    answer = judge.ask("can i use Proclaim on my opponent's turn?")
+    blocks = first_result(answer, "obsidian-hand:update-2016-01-11")
+    changed = [r for r in relations(blocks) if r.kind == "changed-rule"]
+    assert [r.entry.id for r in changed] == ["obsidian-hand:ability-proclaim"]
+    assert changed[0].quote is not None and changed[0].quote.text.startswith("Interrupt: During your turn")
+    cited = changed[0].citation
+    assert isinstance(cited, Citation) and cited.entry.id == "obsidian-hand:ability-proclaim"
+    text = to_text(answer)
+    assert "It changed Proclaim, which the loaded sources now read:" in text
+    assert "Starting Holdings" not in text
