@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def ixdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ix = tmp_path_factory.mktemp("cli") / "ix"
+def ixdir(index_copy: Callable[..., Path]) -> Path:
+    ix = index_copy("cli")  # its vector cache: the build below embeds nothing again
     assert main(["build", "--index-dir", str(ix), "--sources", str(SHIPPED_SOURCES)]) == 0
     return ix
 

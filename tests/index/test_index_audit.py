@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -68,9 +68,9 @@ def test_section_number_with_word_and_part_number(engine: Engine) -> None:
 
 
 @pytest.fixture(scope="module")
-def ix(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One index folder for the CLI tests that only read (the first one builds it)."""
-    return tmp_path_factory.mktemp("cli") / "ix"
+def ix(index_copy: Callable[..., Path]) -> Path:
+    """One index folder for the CLI tests that only read: a copy of the session's, already built."""
+    return index_copy("cli")
 
 
 def _cli(capsys: pytest.CaptureFixture[str], ix: Path, *argv: str) -> tuple[int, str, str]:
