@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,8 +23,8 @@ NEW_NAVAL = (
 
 
 @pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    engine = Engine.open(None, tmp_path_factory.mktemp("index"))
+def console(default_index: Path) -> Iterator[Console]:
+    engine = Engine.open(None, default_index)
     yield Console(Judge(engine))
     engine.close()
 

@@ -5,7 +5,7 @@ a server that chose nothing, or plays it, gets what direct messages get."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,8 +24,8 @@ LEFT_OUT = "The Obsidian Hand Ruleset also has a rule on this; this server does 
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("formats") / "index"
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    return index_copy("formats")  # the session's default index, copied
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -25,8 +25,8 @@ text_of = FakeDiscord.text_of
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("e2e-as-of") / "index"
+def index_dir(index_copy: Callable[..., Path]) -> Path:
+    return index_copy("e2e-as-of")  # the session's default index, copied
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,8 @@ fake Discord; that server's answers change, another server's and direct messages
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -22,8 +23,8 @@ AMENDS = "In The Obsidian Hand Ruleset"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("e2e-formats") / "index")
+def engine(index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open(None, index_copy("e2e-formats"))  # the session's default index, copied
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -41,8 +41,8 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def engine(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open([sources], tmp_path_factory.mktemp("review-index") / "index")
+def engine(sources: Path, index_copy: Callable[..., Path]) -> Engine:
+    return Engine.open([sources], index_copy("review-index"))  # the same sources' bytes: opened, not rebuilt
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -24,8 +24,8 @@ OH = "the-obsidian-hand-ruleset"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return Engine.open(None, tmp_path_factory.mktemp("formats") / "index", model=None)  # no vectors needed here
+def engine(words_only_index: Path) -> Engine:
+    return Engine.open(None, words_only_index, model=None)  # no vectors needed here
 
 
 @pytest_asyncio.fixture
