@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +71,12 @@ async def checked(procs: list[BotProcess], why: str, count: int, timeout: float 
 
 
 @pytest_asyncio.fixture(params=["sqlite", "postgresql"])
-async def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+async def cluster(
+    request: pytest.FixtureRequest, tmp_path: Path, index_copy: Callable[..., Path]
+) -> AsyncIterator[dict[str, Any]]:
     sources = tmp_path / "sources"
     shutil.copytree(SHIPPED_SOURCES, sources)
-    index_dir = tmp_path / "index"
+    index_dir = index_copy(tmp_path / "index")  # the same sources' bytes: opened, not built again
     open_engine(Settings(sources=(sources,), index_dir=index_dir)).close()  # built once; both processes open it
     env: dict[str, str | None] = {
         "L5R_SOURCES": str(sources), "L5R_INDEX_DIR": str(index_dir), "L5R_STATE_DIR": str(tmp_path / "state"),

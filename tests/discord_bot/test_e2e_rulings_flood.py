@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -29,8 +29,11 @@ KEYS = ("t", "te", "ter", "terr", "1", "#1", "x", "Kotei")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[FakeDiscord, BotProcess, FakeUser]]:
+async def served(
+    tmp_path_factory: pytest.TempPathFactory, index_copy: Callable[..., Path]
+) -> AsyncIterator[tuple[FakeDiscord, BotProcess, FakeUser]]:
     work = tmp_path_factory.mktemp("flood")
+    index_copy(Path(work) / "bot" / "index")  # built already: the bot opens it instead of embedding every paragraph
     env = {"COOLDOWN_SECONDS": "0", "LOG_FORMAT": "json"}
     async with FakeDiscord() as fake, BotProcess(fake, Path(work) / "bot", env) as bot:
         await bot.wait_healthy(180)
