@@ -123,12 +123,18 @@ def index_copy(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     a path (a folder not there yet), else into ``<tmp>/<where>N/index``; for a module or test that reloads,
     rebuilds or runs a bot (which keeps its state in ``bot-state`` beside the index folder). It carries the
     vector cache, so a build over other sources (house rulings, an edited file) embeds only the paragraphs
-    the shipped ones lack."""
+    the shipped ones lack. ``cache_only=True`` copies just that cache: a folder holding no index, whose
+    build (the thing under test) embeds nothing."""
 
-    def copy(where: str | Path, *, words_only: bool = False) -> Path:
+    def copy(where: str | Path, *, words_only: bool = False, cache_only: bool = False) -> Path:
+        from index.build.vectors import CACHE_DIR
+
         source: Path = request.getfixturevalue("words_only_index" if words_only else "default_index")
         folder = where if isinstance(where, Path) else tmp_path_factory.mktemp(where) / "index"
-        shutil.copytree(source, folder)
+        if cache_only:
+            shutil.copytree(source / CACHE_DIR, folder / CACHE_DIR)
+        else:
+            shutil.copytree(source, folder)
         return folder
 
     return copy

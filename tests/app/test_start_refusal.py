@@ -7,6 +7,7 @@ import errno
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,8 +69,9 @@ def test_unopenable_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_build_on_a_full_disk_fails(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], index_copy: Callable[..., Path]
 ) -> None:
+    index_copy(tmp_path / "ix", cache_only=True)  # no index, but the build embeds nothing before the disk is full
     def full(_folder: Path) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
