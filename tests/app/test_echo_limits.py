@@ -5,6 +5,7 @@ names. Three sizes each, so a reply that grows with the input shows."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,8 +20,8 @@ SIZES = [300, 5_000, 100_000]
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open(None, tmp_path_factory.mktemp("echo") / "index")
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open(None, default_index)  # the session's default index, read-only
     yield eng
     eng.close()
 

@@ -4,7 +4,7 @@ host keeps its files. (A refused or failed reload: tests/discord_bot/test_bot_vi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from unittest import mock
 
@@ -17,8 +17,8 @@ from index.engine import Engine
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    eng = Engine.open(None, tmp_path_factory.mktemp("reload-paths") / "index")
+def engine(index_copy: Callable[..., Path]) -> Iterator[Engine]:
+    eng = Engine.open(None, index_copy("reload-paths"))  # its own copy: the tests reload it
     yield eng
     eng.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ from index.cli_dated import day_of
 
 
 @pytest.fixture(scope="module")
-def ixdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ix = tmp_path_factory.mktemp("cli-dated") / "ix"
+def ixdir(index_copy: Callable[..., Path]) -> Path:
+    ix = index_copy("cli-dated")  # its vector cache: the build below embeds nothing again
     assert main(["build", "--index-dir", str(ix), "--sources", str(SHIPPED_SOURCES)]) == 0
     return ix
 
