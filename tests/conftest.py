@@ -65,22 +65,34 @@ def _restore_discord_urls() -> Iterator[None]:
         yield
 
 
-# -- the default index: built once per worker, then opened or copied by the modules that need it -------
+# -- the default index: built once per run (both workers), then opened or copied by the modules that need it -------
 # Building it embeds every shipped paragraph with the ONNX model (most of a minute on a busy 2-core machine);
 # opening a built one takes about half a second and copying it a few hundredths.
 
+import fcntl  # noqa: E402
+import os  # noqa: E402
 import shutil  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 
-def _build_once(folder: Path, *, words_only: bool) -> Path:
-    """Build the shipped sources' index into ``folder`` with the shipped model (or none), whatever the
-    environment says, so that ``Engine.open(None, folder)`` under the default settings opens it as built."""
+def _build_once(tmp_path_factory: pytest.TempPathFactory, name: str, *, words_only: bool) -> Path:
+    """Build the shipped sources' index with the shipped model (or none), whatever the environment says (so
+    that ``Engine.open(None, folder)`` under the default settings opens it as built), once for the whole
+    run: into ``<run's temp folder>/<name>/index``, the first xdist worker building it under a lock while
+    the other waits and then opens the same folder."""
     from glossary.loader import SHIPPED_SOURCES
+    from index.build.store import POINTER
     from index.engine import Engine
     from index.text import embedding
 
-    Engine.open([SHIPPED_SOURCES], folder, model=None if words_only else embedding.DEFAULT_MODEL).close()
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # <run>/popen-gwN: the run's own folder, shared by its workers and no other run
+    folder = root / name / "index"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if the build raised
+        if not (folder / POINTER).exists():
+            Engine.open([SHIPPED_SOURCES], folder, model=None if words_only else embedding.DEFAULT_MODEL).close()
     return folder
 
 
@@ -90,7 +102,7 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 
 
 def _shared(folder: Path, what: str) -> Iterator[Path]:
-    """Yield a built index shared by every module of this worker; fail the session if a test wrote into it."""
+    """Yield a built index shared by every module of the run; fail this worker's session if a test wrote into it."""
     before = _listing(folder)
     yield folder
     after = _listing(folder)
@@ -103,17 +115,17 @@ def _shared(folder: Path, what: str) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def default_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The shipped sources' index with the shipped embedding model, built once per worker. Read-only: open
+    """The shipped sources' index with the shipped embedding model, built once per run. Read-only: open
     ``Engine.open(None, default_index)`` on it (an engine per module or test keeps tests apart)."""
-    folder = _build_once(tmp_path_factory.mktemp("default-index") / "index", words_only=False)
+    folder = _build_once(tmp_path_factory, "default-index", words_only=False)
     yield from _shared(folder, "default index")
 
 
 @pytest.fixture(scope="session")
 def words_only_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The shipped sources' index without the model (``model=None`` / ``L5R_EMBEDDING_MODEL=off``), built
-    once per worker. Read-only, like ``default_index``."""
-    folder = _build_once(tmp_path_factory.mktemp("words-only-index") / "index", words_only=True)
+    once per run. Read-only, like ``default_index``."""
+    folder = _build_once(tmp_path_factory, "words-only-index", words_only=True)
     yield from _shared(folder, "words-only index")
 
 
