@@ -894,9 +894,22 @@ def scope_text(change, entry: Entry | None, paragraph: int | None = None) -> str
         return ""
     if change.paragraph is None:
         return " (whole entry)"
+    loose = _on_own_line(change, entry)
     if paragraph is not None and change.paragraph == paragraph:
-        return ""
-    return f" ({paragraph_name(entry, change.paragraph)})"
+        return " (its stamp stands on a line of its own below: it may date more of the entry)" if loose else ""
+    name = paragraph_name(entry, change.paragraph)
+    return f" ({name}; its stamp stands on a line of its own: it may date more)" if loose else f" ({name})"
+
+
+def _on_own_line(change, entry: Entry) -> bool:  # type: ignore[no-untyped-def]
+    """A stamp written on a line of its own after a paragraph ("[ADDED March 16 2008]" under Targeting paradoxes'
+    example): the parser dates the paragraph before it, but the page does not say whether it dates only that
+    one, so the answer says so rather than leave the paragraphs above undated without a word. A stamp with a
+    note ("[CHANGED 21 May 2008; a Terrain's entering play is a rulebook effect …]") says what it changed."""
+    if change.line is None or change.paragraph is None or entry.source != "glossary" or change.note:
+        return False  # a stamp with a note says itself what it changed
+    first, last = entry.paragraph_lines(change.paragraph)
+    return not first <= change.line <= last
 
 
 def history_line(changes, entry: Entry | None = None, paragraph: int | None = None) -> str:  # type: ignore[no-untyped-def]

@@ -266,3 +266,14 @@ def test_naming_the_obsidian_hand_does_not_pull_up_hand_size(engine: Engine) -> 
     hits = engine.search("what are the dishonor rules in the obsidian hand")
     assert hits[0].entry.id == "obsidian-hand:ii-e-dishonor"
     assert "obsidian-hand:ii-c-maximum-hand-size" not in [h.entry.id for h in hits]
+
+
+def test_a_stamp_on_its_own_line_says_it_may_date_more_than_the_paragraph_above(console: Console) -> None:
+    """"[ADDED March 16 2008]" stands alone under Targeting paradoxes' example: the parser dates the example, but
+    the page does not say the rule above it is older; the date says so (fresh judge review). A stamp with a note
+    (Terrain's 2008-05-21 change) says what it changed and needs no such words."""
+    text = console.answer("/ask i picked an attachment while targeting, then a reaction destroyed it. "
+                          "can i just pick a different attachment?")
+    assert "Added 2008-03-16 (its stamp stands on a line of its own below: it may date more of the entry)" in text
+    terrain = console.answer("/define terrain")
+    assert "Changed 2008-05-21 (paragraph 3): a Terrain's entering play" in terrain and "may date more" not in terrain

@@ -118,8 +118,11 @@ def audit(corpus: Corpus) -> Counter[str]:
             # The engine may hand the composer every change; it must show only this paragraph's.
             group = composer.hit_group(1, Hit(entry, 1.0, [], p, list(entry.changes)))
             # A banned-list line's "banned" status line (role "status") sits between the head and the quote.
-            head, quoted, *rows, cite = [b for b in group.blocks if not (isinstance(b, Line) and b.role == "status")]
+            head, quoted, *rest = [b for b in group.blocks if not (isinstance(b, Line) and b.role == "status")]
             assert isinstance(head, Line) and isinstance(quoted, Quote) and quoted.text == entry.paragraphs[p]
+            # the quote's own citation stands right under it and its dates; what follows bears on it
+            at = next(k for k, b in enumerate(rest) if isinstance(b, Citation))
+            rows, cite = rest[:at], rest[at]
             assert isinstance(cite, Citation) and cite.paragraph == p
             own = entry.paragraph_changes(p)  # its own stamps and the whole entry's (checked above)
             # What bears on the paragraph (an update, a ruling, a restatement) carries its own dates: not these.
