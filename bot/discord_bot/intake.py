@@ -117,7 +117,7 @@ class Intake:
             return
         heapq.heappush(self._heap, (-created, next(self._seq), data))
         self._idle.clear()
-        if len(self._heap) >= HIGH and not self.paused:
+        if len(self._heap) >= HIGH:  # again each time: aiohttp's own flow control may have resumed reading
             self._set_paused(True)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name=TASK_NAME)
@@ -177,8 +177,8 @@ class Intake:
                 self._idle.set()
 
     def _set_paused(self, paused: bool) -> None:
+        self.pauses += paused and not self.paused
         self.paused = paused
-        self.pauses += paused
         try:
             self._pause(paused)
         except Exception:  # noqa: BLE001 - best effort: reading on is what discord.py would do anyway

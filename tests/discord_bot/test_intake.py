@@ -136,7 +136,7 @@ async def test_reading_the_gateway_pauses_while_enough_waits_and_resumes_when_it
     receive = state.parsers["INTERACTION_CREATE"]
     for n in range(HIGH + 10):  # one gateway chunk: the first goes straight through, the rest wait
         receive(event(0.5, n))
-    assert calls == [True] and intake.paused
+    assert set(calls) == {True} and intake.paused and intake.pauses == 1  # asked again for each event over HIGH
     await settle(intake)
-    assert calls == [True, False] and not intake.paused
+    assert calls[-1] is False and calls.count(False) == 1 and not intake.paused
     assert len(state.parsed) == HIGH + 10
