@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from bot.app.answer import Citation, Dates, Line, Quote, Relation, plain_text  # noqa: E402
-from bot.app.compose import Composer, history_line  # noqa: E402
+from bot.app.compose import Composer, history_line, own_dates  # noqa: E402, own_dates
 from bot.app.renderers import discord_markdown  # noqa: E402
 from bot.app.renderers import text as plain_renderer  # noqa: E402
 from glossary.house import EXAMPLES_DIR  # noqa: E402
@@ -124,7 +124,8 @@ def audit(corpus: Corpus) -> Counter[str]:
             at = next(k for k, b in enumerate(rest) if isinstance(b, Citation))
             rows, cite = rest[:at], rest[at]
             assert isinstance(cite, Citation) and cite.paragraph == p
-            own = entry.paragraph_changes(p)  # its own stamps and the whole entry's (checked above)
+            # its own stamps and the whole entry's (checked above); a several-item log record's without its note
+            own = own_dates(entry, entry.paragraph_changes(p))
             # What bears on the paragraph (an update, a ruling, a restatement) carries its own dates: not these.
             rows = [b for b in rows if not isinstance(b, Relation)]
             assert all(isinstance(b, Dates) for b in rows), (entry.id, p, rows)
