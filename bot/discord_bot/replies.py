@@ -244,6 +244,8 @@ async def run_judge(
     finally:
         if not job.done():
             job.cancel()
+        elif not job.cancelled():
+            job.exception()  # seen: a lookup refused (Busy) after this reply gave up is no "never retrieved" error
 
 
 async def outcome_of(interaction: discord.Interaction, reply: Awaitable[None]) -> str:
