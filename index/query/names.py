@@ -254,7 +254,10 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
     weights, _raw = parsing.query_terms(st, ref)
     hits = [passages.make_hit(st, st.by_id[i], 100.0 - n, weights) for n, i in enumerate(ranked[:limit])]
     numbered = bool(ranked) and (CODE.match(_section_code(ref)) is not None or re.search(r"\d", key) is not None)
-    if len(hits) < limit and not numbered:  # a section asked by number is answered by it and what is under it
+    # a section asked by number is answered by it and what is under it; one found by its name, by it and the other
+    # sections of that name ("/rule dishonor" no longer adds "Also: Performing, This" for the word in their text);
+    # only a name no section has is answered by the words of the text, and says so
+    if not hits and not numbered:
         seen = {h.entry.id for h in hits}
         extra = [h for h in passages.search(st, ref, limit=limit * 3) if h.entry.id not in seen]
         extra.sort(key=lambda h: 0 if h.entry.kind in SECTION_KINDS else 1)

@@ -534,7 +534,9 @@ def _definition_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[
     paragraph (the definition; the ranking would pick the paragraph most like the question, and "Maximum hand
     size is a stat of the player" is more like "what is my maximum hand size" than the paragraph that says
     what it is)."""
-    return [_row(st, ev.defines, fused)] if ev.defines >= 0 else []
+    if ev.defines < 0 or (ev.allowed is not None and not ev.allowed[ev.defines]):  # filtered out: not shown
+        return []
+    return [_row(st, ev.defines, fused)]
 
 
 def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:

@@ -39,7 +39,8 @@ def test_shipped_file_covers_every_shipped_paragraph_with_its_current_text(engin
                 missing.append(f"{entry.id} paragraph {n if entry.paragraphs else -1}")
     assert missing == []
     assert st.questions.stale == 0 and len(st.questions.texts) == sum(len(q) for q in records.values()) >= 900
-    assert all(1 <= len(q) <= 3 for q in records.values())
+    # one to three written first, about four more later for the paragraphs of entries with two or more
+    assert all(1 <= len(q) <= 8 for q in records.values())
 
 
 def test_build_holds_a_vector_per_kept_question(engine: Engine) -> None:

@@ -104,7 +104,7 @@ def test_cli_build_into_an_empty_folder_shows_the_stages_on_stderr_only(tmp_path
         f"{PREFIX}parsing 1 source file",
         f"{PREFIX}indexing 18 entries",
         f"{PREFIX}computing the word arrays",
-        f"{PREFIX}embedding 116 texts (paragraphs and players' questions)",
+        f"{PREFIX}embedding 191 texts (paragraphs and players' questions)",
     ]
     assert lines[4].startswith(f"{PREFIX}done in ") and lines[4].endswith(" s") and len(lines) == 5
     stats = json.loads(proc.stdout)  # stdout is the JSON and nothing else

@@ -12,7 +12,11 @@ from index.build.asked import digest
 from index.engine import Engine
 from index.query.overlay import Kept
 
-HAND = "obsidian-hand:ii-c-maximum-hand-size"
+EXP = "glossary:experienced"
+# The ranking quotes Experienced paragraph 13 (non-unique versions) where paragraph 8 (line 49) answers it.
+QUESTION = "can I run the experienced and non-experienced versions of the same unique personality in one deck"
+PARAPHRASE = "can one deck hold both the unique experienced and non-experienced version of a personality"
+OTHER = "when can an experienced personality overlay the one I have in play"  # the same entry, another question
 
 
 @pytest.fixture(scope="module")
@@ -26,33 +30,36 @@ def first(engine: Engine, question: str, **kwargs: object) -> tuple[str, int | N
 
 
 def test_a_confirmed_question_and_its_paraphrase_quote_the_confirmed_paragraph_first(engine: Engine) -> None:
-    entry = engine.get(HAND)
+    entry = engine.get(EXP)
     assert entry is not None
-    assert first(engine, "max hand size") == (HAND, 1)  # the ranking's own pick: the paragraph after
-    overlay = engine.build_overlay("guild:1", [], 1, kept=[Kept("max hand size", HAND, 0, digest(entry.paragraphs[0]))])
+    assert first(engine, QUESTION) == (EXP, 12)  # the ranking's own pick: a paragraph on non-unique versions
+    assert first(engine, PARAPHRASE) == (EXP, 12)
+    overlay = engine.build_overlay("guild:1", [], 1, kept=[Kept(QUESTION, EXP, 7, digest(entry.paragraphs[7]))])
     assert len(overlay.kept) == 1 and overlay.unembedded == 0
-    assert first(engine, "max hand size", overlay=overlay) == (HAND, 0)
-    assert first(engine, "hand size limit", overlay=overlay) == (HAND, 0)  # a paraphrase (cosine 0.89)
-    assert first(engine, "starting hand size", overlay=overlay) == first(engine, "starting hand size")  # 0.79
+    assert first(engine, QUESTION, overlay=overlay) == (EXP, 7)
+    assert first(engine, PARAPHRASE, overlay=overlay) == (EXP, 7)  # a paraphrase
+    assert first(engine, OTHER, overlay=overlay) == first(engine, OTHER)
     assert first(engine, "is a terrain an enemy card", overlay=overlay) == first(engine, "is a terrain an enemy card")
-    hit = engine.search("max hand size", overlay=overlay)[0]
-    assert hit.quote == entry.paragraphs[0] and hit.spans  # the question's words are marked in it
-    assert first(engine, "max hand size") == (HAND, 1)  # without the server's overlay: unchanged
+    hit = engine.search(QUESTION, overlay=overlay)[0]
+    assert hit.quote == entry.paragraphs[7] and hit.spans  # the question's words are marked in it
+    assert first(engine, QUESTION) == (EXP, 12)  # without the server's overlay: unchanged
 
 
 def test_a_pair_whose_paragraph_changed_or_is_gone_is_dropped(engine: Engine) -> None:
     overlay = engine.build_overlay("guild:1", [], 1, kept=[
-        Kept("max hand size", HAND, 0, "0" * 16),  # the text it was confirmed for is not the text now
-        Kept("max hand size", HAND, 9, None),  # no such paragraph
-        Kept("max hand size", "glossary:no-such-entry", 0, None),
+        Kept(QUESTION, EXP, 7, "0" * 16),  # the text it was confirmed for is not the text now
+        Kept(QUESTION, EXP, 99, None),  # no such paragraph
+        Kept(QUESTION, "glossary:no-such-entry", 0, None),
     ])  # fmt: skip
     assert overlay.kept == ()
-    assert first(engine, "max hand size", overlay=overlay) == (HAND, 1)
+    assert first(engine, QUESTION, overlay=overlay) == (EXP, 12)
 
 
 def test_the_same_words_count_without_the_model(words_only_index: Path) -> None:
     words = Engine.open(None, words_only_index, model=None)
-    overlay = words.build_overlay("guild:1", [], 1, kept=[Kept("Max hand size", HAND, 0, None)])
+    overlay = words.build_overlay("guild:1", [], 1, kept=[Kept(QUESTION.upper(), EXP, 7, None)])
     assert overlay.kept_vectors is None
-    assert first(words, "max  hand SIZE", overlay=overlay) == (HAND, 0)
-    assert first(words, "hand size limit", overlay=overlay) == first(words, "hand size limit")
+    said = "  ".join(QUESTION.split(" ", 3))  # other spacing: the same words
+    assert first(words, said) != (EXP, 7)
+    assert first(words, said, overlay=overlay) == (EXP, 7)
+    assert first(words, PARAPHRASE, overlay=overlay) == first(words, PARAPHRASE)  # other words: no model, no match

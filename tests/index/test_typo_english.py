@@ -91,7 +91,9 @@ def test_good_in_a_question_does_not_bring_gold_rules(engine: Engine, monkeypatc
     monkeypatch.undo()
     for q in questions:  # with the check: the same questions, and no hit quoted for its gold any more
         assert not any("gold" in marked(h) for h in engine.search(q)), q
-    assert [h.entry.id for h in engine.search(questions[1])][0] == "obsidian-hand:ability-recruit"
+    # the recruiting rule is among the answers (first before the 923 kept questions of 2026-11-26; now Reserve,
+    # whose text recruits a Personality, leads this vague question)
+    assert "obsidian-hand:ability-recruit" in [h.entry.id for h in engine.search(questions[1])]
 
 
 def test_missing_list_corrects_as_before(engine: Engine, no_english: None, caplog: pytest.LogCaptureFixture) -> None:
