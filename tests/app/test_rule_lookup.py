@@ -78,3 +78,12 @@ def test_define_found_only_by_the_text_says_no_entry_has_that_name(judge: Judge)
     shown = to_text(judge.define("fear"))
     assert "No entry is named “fear”; the text that uses the word most is Courage (The Obsidian Hand Ruleset):" in shown
     assert "No entry is named" not in to_text(judge.define("target"))
+
+
+def test_a_section_found_by_name_lists_no_entries_found_by_a_word_of_their_text(judge: Judge) -> None:
+    """/rule dishonor listed "Also: Performing", "Also: This" (fresh judge review): only sections of that name."""
+    answer = judge.rule("dishonor")
+    assert answer.title.startswith("Dishonor")
+    labels = [link.label for link in answer.links]
+    assert "Also: Dishonor Victory" in labels
+    assert not [label for label in labels if "Performing" in label or label == "Also: This"], labels
