@@ -69,15 +69,15 @@ class Weights:
     paragraph's to the best), so a weight says how much that evidence counts, whatever the question.
     """
 
-    para: float = 0.0
-    meaning: float = 0.39
-    asked: float = 1.61
-    expand_para: float = 0.41
-    body: float = 0.83
-    title: float = 0.06
-    exact: float = 0.5
+    para: float = 0.04
+    meaning: float = 0.35
+    asked: float = 1.71
+    expand_para: float = 0.18
+    body: float = 0.72
+    title: float = 0.09
+    exact: float = 0.46
     section: float = 0.0
-    expand_body: float = 0.47
+    expand_body: float = 0.63
     expand_title: float = 0.0
     cutoff: float = 0.05  # keep entries the fitted model finds at least this fraction as likely as the best
     floor: float = 0.3  # best paragraph cosine below this, with few question words found: nothing is close
@@ -97,7 +97,7 @@ WORDS_ONLY = Weights(
 )
 # Which paragraph of an entry is quoted: fitted alike (``benchmarks.quality.training.fit_choice``) to the
 # questions that name their answering paragraph (both sets); only the paragraph-level columns count.
-CHOOSE = Weights(para=0.87, meaning=0.45, asked=0.79, expand_para=0.24, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
+CHOOSE = Weights(para=0.69, meaning=0.26, asked=1.22, expand_para=0.28, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
 
 
 @dataclass
