@@ -537,15 +537,18 @@ class Composer:
 
     # -- search results --------------------------------------------------------------------------------
 
-    def ask(self, question: str, hits: Sequence[Hit], near: Sequence[Entry] = ()) -> Answer:
+    def ask(self, question: str, hits: Sequence[Hit], near: Sequence[Entry] = (), answered: bool = False) -> Answer:
         """Top results, a few per page, each with its answering paragraph, citation and dates.
 
-        ``near``: when no hit is close enough to show, the nearest terms, offered as links.
+        ``near``: when no hit is close enough to show, the nearest terms, offered as links. ``answered``: a note
+        the caller adds answers the question (the banned list as of a day), so "no rules text answers it" is not
+        said; only that nothing else does.
         """
         title = f"Rules for: {' '.join(echo(question).split())}"
         if not hits:
-            parts: list[str | object] = ["No rules text answers that question closely. Try other words, or ",
-                                         code("/define"), " a term."]
+            parts: list[str | object] = (
+                ["Nothing else in the rules answers it closely on that day."] if answered else
+                ["No rules text answers that question closely. Try other words, or ", code("/define"), " a term."])
             if near:
                 parts.append("\nNearest terms: ")
                 parts += bold_list([e.title for e in near])

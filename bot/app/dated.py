@@ -176,6 +176,22 @@ def left_out_note(left: Sequence[str], day: str) -> Note:
     return Note(runs(f"Left out, not yet in the rules on {day}: " + "; ".join(left) + "."), "as-of")
 
 
+def not_yet_banned_notes(hits: Sequence[Hit], day: str) -> list[Note]:
+    """For a banned-list line the day leaves out ("is Moshi Eihime banned?" as of 2015-12-01), what ``/banned``
+    as of that day says: not yet on the list, since when, and legal as far as the list goes; "no rules text
+    answers that question" would hide that the list does answer it."""
+    notes: list[Note] = []
+    for hit in hits:
+        if hit.entry.kind != "banned" or asof.in_force(hit.entry, day):
+            continue
+        came = asof.came_to_be(hit.entry)
+        notes.append(Note(runs(
+            f"{hit.entry.label} was not yet banned on {day}: it was added to {hit.entry.document}'s banned list"
+            + (f" on {came}" if came else " later") + ". As far as that list goes, it was legal on that day."),
+            "as-of"))
+    return notes
+
+
 # -- history ---------------------------------------------------------------------------------------------------
 
 

@@ -201,12 +201,15 @@ class Judge:
         # Nothing close: the nearest terms rather than a list of noise (one analysis of the question for both).
         hits, near = self.engine.ask(question, limit=ASK_LIMIT, near=NEAR_LIMIT, overlay=self.overlay)
         hits, unplayed = self.view.hits(hits)  # the formats this server does not play are left out, and said
-        day, left = self.composer.day, []
+        day, left, early = self.composer.day, [], []
         if day:  # as of a day: a result that came later is not quoted as in force
+            early = dated.not_yet_banned_notes(hits, day)
             hits, left = dated.sift_hits(hits, day)
-        answer = noted(self.composer.ask(question, hits, near), unplayed)
+        answer = noted(self.composer.ask(question, hits, near, answered=bool(early)), unplayed)
         if left:
             dated.add_note(answer, dated.left_out_note(left, day or ""))
+        for note in reversed(early):  # the banned list's answer on that day leads
+            dated.add_note(answer, note)
         return answer
 
     def rule(self, ref: str, as_of: str | None = None) -> Answer:

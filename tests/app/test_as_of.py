@@ -140,3 +140,13 @@ def test_a_restatement_is_not_said_to_match_lines_that_read_otherwise_now(consol
     assert "Stated in the same words in Player Abilities" not in text
     assert "On 2015-10-26 stated in the same words in Player Abilities, line 89 (those lines read otherwise now" in text
     assert "Stated in the same words in Player Abilities, line 89." in console.answer("/rule naval invasion")
+
+
+def test_asking_whether_a_card_was_banned_before_its_ban_answers_as_banned_does(console: Console) -> None:
+    """"/ask is moshi eihime banned as_of:2015-12-01" said only "No rules text answers that question closely"
+    (fresh judge review); the banned list does answer it: not yet, and since when."""
+    text = console.answer("/ask is moshi eihime banned as_of:2015-12-01")
+    assert ("Moshi Eihime was not yet banned on 2015-12-01: it was added to The Obsidian Hand Ruleset's banned "
+            "list on 2016-02-15. As far as that list goes, it was legal on that day.") in text
+    assert "No rules text answers" not in text
+    assert "not yet banned" not in console.answer("/ask is moshi eihime banned as_of:2016-03-01")
