@@ -19,9 +19,11 @@ be served over HTTP (``python -m http.server``) or hosted; ``search.js`` says so
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -160,6 +162,24 @@ def _run_apart(pages: Path, out: Path) -> int:
         return pool.submit(asyncio.run, asyncio.wait_for(_index(pages, out), _INDEX_SECONDS)).result()
 
 
+def _written(out: Path, wait: float = 5.0) -> bool:
+    """Whether Pagefind's entry file in ``out`` is there and whole JSON, waiting up to ``wait`` seconds for it.
+
+    Pagefind's service answers "written" and is then closed; on a loaded 2-core machine the entry file was once
+    found empty right after (the browser then has no search). A site is only reported built when it is whole."""
+    entry = out / "pagefind-entry.json"
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            if json.loads(entry.read_text(encoding="utf-8")):
+                return True
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+
+
 def build_index(out_dir: Path, records: Iterable[Record]) -> Path:
     """Index ``records`` with Pagefind into ``out_dir/pagefind/`` (replacing an earlier index there) and
     return that folder. Raises ``SearchIndexError`` with one line when Pagefind cannot do it."""
@@ -173,12 +193,15 @@ def build_index(out_dir: Path, records: Iterable[Record]) -> Path:
             for n, record in enumerate(records):
                 (Path(pages) / f"{n:05d}.html").write_text(_document(record), encoding="utf-8")
             indexed = _run_apart(Path(pages), out)
+            if not _written(out):  # seen once on a loaded machine: an empty pagefind-entry.json; index once more
+                shutil.rmtree(out, ignore_errors=True)
+                indexed = _run_apart(Path(pages), out)
     except TimeoutError:
         raise SearchIndexError(f"Pagefind did not finish indexing within {_INDEX_SECONDS} s") from None
     except SearchIndexError:
         raise
     except Exception as exc:  # the service's own errors are bare Exceptions carrying its message
         raise SearchIndexError(f"Pagefind failed to build the search index: {exc}") from None
-    if indexed != len(records) or not (out / "pagefind-entry.json").is_file():
+    if indexed != len(records) or not _written(out):
         raise SearchIndexError(f"Pagefind indexed {indexed} of {len(records)} entries into {out}")
     return out

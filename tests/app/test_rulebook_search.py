@@ -122,3 +122,33 @@ def test_export_writes_nothing_in_the_working_folder(
     export_rulebook(corpus_entries, tmp_path / "site")
     assert list(cwd.iterdir()) == []
     assert (tmp_path / "site" / "pagefind" / "pagefind-entry.json").is_file()
+
+
+def test_an_index_whose_entry_file_is_not_whole_is_built_again(
+    corpus_entries: list[Entry], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty pagefind-entry.json right after Pagefind said it wrote (once, on a loaded machine): the export
+    indexes again rather than ship a site without search; a second failure is one clear error."""
+    import bot.app.rulebook_search as search
+
+    real, runs = search._run_apart, []
+
+    def flaky(pages: Path, out: Path) -> int:
+        done = real(pages, out)
+        runs.append(out)
+        if len(runs) == 1:
+            (out / "pagefind-entry.json").write_text("", encoding="utf-8")  # as found that once
+        return done
+
+    monkeypatch.setattr(search, "_run_apart", flaky)
+    real_written = search._written
+    monkeypatch.setattr(search, "_written", lambda out, wait=0.0: real_written(out, 0.0))  # no waiting here
+    export_rulebook(corpus_entries[:5], tmp_path / "site")
+    assert len(runs) == 2
+    assert json.loads((tmp_path / "site" / "pagefind" / "pagefind-entry.json").read_text(encoding="utf-8"))
+
+    runs.clear()
+    monkeypatch.setattr(search, "_written", lambda out, wait=0.0: False)
+    with pytest.raises(SearchIndexError, match="Pagefind indexed"):
+        export_rulebook(corpus_entries[:5], tmp_path / "again")
+    assert len(runs) == 2

@@ -129,7 +129,9 @@ async def test_a_full_queue_gets_the_busy_reply_and_every_interaction_one_respon
     busy = [r for r in recs if r.message and r.message["content"] == BUSY]
     answered = [r for r in recs if r.message and r.message["embeds"]]
     assert len(busy) + len(answered) == 8 and busy and answered
-    assert all(r.ephemeral and r.response_type == 4 for r in busy)
+    # told busy only to the asker: as the first response, or (a slow machine reaches DEFER_AT before the queue
+    # refuses it) as the follow-up to its defer; either way one response each (below)
+    assert all(r.ephemeral and r.response_type in (4, 5) for r in busy)
     assert all(len(r.callbacks) == 1 and r.rejected == [] and r.response_age < 3.0 for r in recs)
     # queued behind others past DEFER_AT: acknowledged in time, answered when their turn came
     assert any(r.response_type == 5 for r in answered)
