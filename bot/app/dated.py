@@ -134,17 +134,24 @@ def ban_lines(record: Entry, day: str) -> list[Line]:
     return [Line(runs(f"Already banned on {day}."))]
 
 
+LEGAL_THAT_DAY = "As far as that list goes, it was legal on that day."
+
+
+def not_yet_banned(record: Entry, day: str) -> str:
+    """What follows a banned card's name when its ban came after ``day`` (``/banned`` and ``/ask`` as of a day)."""
+    came = asof.came_to_be(record)
+    return (f" was not yet banned on {day}: it was added to {record.document}'s banned list"
+            + (f" on {came}." if came else " later."))
+
+
 def not_banned_yet(composer: Composer, result: BannedResult, day: str) -> Answer | None:
     """A banned card whose ban came after the day: "not yet banned", with the date it was banned; else None."""
     records = [result.record] if result.record is not None and result.how != "version" else list(result.matches)
     later = [r for r in records if not asof.in_force(r, day)]
     if not records or len(later) < len(records):
         return None
-    rows: list[Block] = []
-    for record in later:
-        rows.append(Line(runs(strong(record.title), f" was not yet banned on {day}: it was added to "
-                              f"{record.document}'s banned list on {asof.came_to_be(record)}.")))
-    rows.append(Line(runs("As far as that list goes, it was legal on that day.")))
+    rows: list[Block] = [Line(runs(strong(record.title), not_yet_banned(record, day))) for record in later]
+    rows.append(Line(runs(LEGAL_THAT_DAY)))
     rows += [Citation(r, None) for r in later]
     answer = composer.message(f"Not yet banned on {day}: {later[0].title}", rows, kind=BANNED, arg=result.query)
     answer.tone = "neutral"
@@ -184,11 +191,7 @@ def not_yet_banned_notes(hits: Sequence[Hit], day: str) -> list[Note]:
     for hit in hits:
         if hit.entry.kind != "banned" or asof.in_force(hit.entry, day):
             continue
-        came = asof.came_to_be(hit.entry)
-        notes.append(Note(runs(
-            f"{hit.entry.label} was not yet banned on {day}: it was added to {hit.entry.document}'s banned list"
-            + (f" on {came}" if came else " later") + ". As far as that list goes, it was legal on that day."),
-            "as-of"))
+        notes.append(Note(runs(hit.entry.label + not_yet_banned(hit.entry, day) + " " + LEGAL_THAT_DAY), "as-of"))
     return notes
 
 

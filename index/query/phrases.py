@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from index.text.analysis import STOPS, fold
 
@@ -18,9 +19,16 @@ SHORTEST = 3  # a run of fewer words is common phrasing ("of the", "a personalit
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def words(text: str) -> list[str]:
-    """Folded words in order, stop words kept: a quotation is matched word for word."""
-    return _WORD.findall(fold(text))
+def words(text: str, most: int | None = None) -> tuple[str, ...]:
+    """Folded words in order (the first ``most``), stop words kept: a quotation is matched word for word."""
+    return tuple(_WORD.findall(fold(text))[:most])
+
+
+@lru_cache(maxsize=8192)
+def paragraph_words(text: str) -> tuple[str, ...]:
+    """``words`` of a rule paragraph, cached: the chooser reads the same paragraphs for many questions (a
+    player's question is not cached: it is read once, and kept nowhere)."""
+    return words(text)
 
 
 def grams(question: Sequence[str]) -> set[tuple[str, ...]]:

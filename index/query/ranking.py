@@ -183,7 +183,7 @@ def evidence(
         defines=_definition(st, raw_words),
         query=q,
         names_only=names_only,
-        said=tuple(quotes.words(question or "")[: parsing.MAX_QUERY_WORDS * 4]),
+        said=quotes.words(question or "", parsing.MAX_QUERY_WORDS * 4),
     )
 
 
@@ -436,7 +436,7 @@ def _quoted(
     entry = st.corpus.entries[e]
     title = frozenset(quotes.words(entry.title))
     at = lex.unit_para[start : start + len(scores)].tolist()
-    runs = [quotes.longest_run(said, seeds, quotes.words(entry.paragraphs[p]), title)
+    runs = [quotes.longest_run(said, seeds, quotes.paragraph_words(entry.paragraphs[p]), title)
             if 0 <= p < len(entry.paragraphs) else 0 for p in at]
     if max(runs) < quotes.SHORTEST:
         return scores
