@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -537,11 +538,45 @@ def _bench_engine(engine: Engine, data: dict[str, Any]) -> dict[str, Any]:
         row["vs_dense"] = round(row["search"]["p50_ms"] / max(row["dense"]["p50_ms"], 1e-6), 2)
     else:
         row["search"] = _time_all(engine.search, questions)
+    st = engine._st
+    row["scan"] = "int8" if st.scan is not None and st.scan.int8 else "float32"
+    if st.scan is not None and st.scan.int8:
+        row["int8_vs_float32"] = _int8_agreement(engine, questions)
     # The lexical stage and SQLite FTS5 timed in alternation over the same questions; their ratio is what to read.
     row["lexical"], row["fts5"] = _alternate(lexical_stage, fts.search, questions)
     row["vs_fts5"] = round(row["lexical"]["p50_ms"] / max(row["fts5"]["p50_ms"], 1e-6), 2)
     row["load_after"] = _load()
     return row
+
+
+def _int8_agreement(engine: Engine, questions: list[str]) -> dict[str, int]:
+    """How the int8 scan's answers compare with the float32 scan's on the same questions: the first result
+    (entry and paragraph), the first result with a synthetic copy counted as its original (copies are
+    near-duplicates whose order is a coin toss), and the top five."""
+    from index.text.scan import Scan
+
+    def answers() -> list[list[tuple[str, int]]]:
+        return [[(h.entry.id, h.paragraph) for h in engine.search(q)[:5]] for q in questions]
+
+    def original(hit: tuple[str, int]) -> tuple[str, int]:
+        return re.sub(r"-syn\d+$", "", hit[0]), hit[1]
+
+    st = engine._st
+    fast, exact = st.scan, Scan(st.all_vectors, int8_from=len(st.all_vectors) + 1)
+    try:
+        a = answers()
+        st.scan = exact
+        b = answers()
+    finally:
+        st.scan = fast
+    pairs = list(zip(a, b, strict=True))
+    return {
+        "questions": len(pairs),
+        "first_differs": sum(bool(x) != bool(y) or (bool(x) and x[0] != y[0]) for x, y in pairs),
+        "first_differs_as_original": sum(bool(x) != bool(y) or (bool(x) and original(x[0]) != original(y[0]))
+                                         for x, y in pairs),
+        "top5_differs": sum(x != y for x, y in pairs),
+    }
 
 
 def _load() -> float:
@@ -552,8 +587,10 @@ def _load() -> float:
 def _alternate(
     first: Callable[[str], Any], second: Callable[[str], Any], inputs: list[str]
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """Percentiles of two contenders, each input given to one then the other (after five to warm caches)."""
-    for x in inputs[:5]:
+    """Percentiles of two contenders, each input given to one then the other, after one pass over every input
+    to warm caches (a running bot has seen its paragraphs before: the first pass of a fresh process also
+    analyses and caches each paragraph it quotes)."""
+    for x in inputs:
         first(x), second(x)
     a, b = [], []
     for x in inputs:
@@ -573,12 +610,14 @@ class Dense:
 
     def __init__(self, engine: Engine) -> None:
         st = engine._st
-        self.embedder, self.vectors, self.lex = st.embedder, st.vectors, st.lex
-        self.ready = self.embedder is not None and self.vectors is not None and self.lex is not None
+        self.embedder, self.scan, self.lex = st.embedder, st.scan, st.lex
+        self.ready = self.embedder is not None and self.scan is not None and self.lex is not None
 
     def search(self, question: str, limit: int = 10) -> list[int]:
-        assert self.embedder is not None and self.vectors is not None and self.lex is not None
-        cos = self.vectors @ self.embedder.embed_query(" ".join(question.split()))
+        """The ten best paragraphs' entries; the scan is the search's own (``index.text.scan``: int8 on large
+        corpora), over the paragraphs and kept questions alike, of which the paragraphs' cosines are read."""
+        assert self.embedder is not None and self.scan is not None and self.lex is not None
+        cos = self.scan(self.embedder.embed_query(" ".join(question.split())))[: self.lex.n_units]
         k = min(limit, len(cos))
         best = np.argpartition(-cos, k - 1)[:k]
         best = best[np.argsort(-cos[best])]
@@ -722,7 +761,12 @@ def format_bench(result: dict[str, Any]) -> str:
         )
         if "dense" in r:
             lines.append(f"{'':7}dense retriever {pp('dense')} ms, search/dense {r['vs_dense']:.2f}x (medians); "
-                         f"load average {r['load_before']:.2f} -> {r['load_after']:.2f}")
+                         f"load average {r['load_before']:.2f} -> {r['load_after']:.2f}; scan {r.get('scan', '-')}")
+        if "int8_vs_float32" in r:
+            a = r["int8_vs_float32"]
+            lines.append(f"{'':7}int8 scan against float32 over {a['questions']} questions: first result differs "
+                         f"{a['first_differs']} ({a['first_differs_as_original']} counting a synthetic copy as its "
+                         f"original), top five differ {a['top5_differs']}")
     x1 = result.get("x1")
     if x1 and "edit_rebuild_s" in x1:
         lines.append(f"x1: cold build {x1['build_s']:.2f} s (no vector cache); rebuild after a one-file edit "
@@ -730,8 +774,9 @@ def format_bench(result: dict[str, Any]) -> str:
     lines.append(
         "Times in ms unless marked; warm engine. search = the whole answer (query embedding, words, fusion, snippets); "
         "lexical = the word stage alone, timed in alternation with SQLite FTS5 over the same entries and questions "
-        "(vs FTS5 = ratio of medians); dense = the model and one matrix-vector product alone, timed in alternation "
-        "with search. build s for x10/x100: synthetic corpora, vectors from the cache when an "
+        "(vs FTS5 = ratio of medians); dense = the model and the same vector scan alone, timed in alternation "
+        "with search after one warm pass over every question. build s for x10/x100: synthetic corpora, "
+        "vectors from the cache when an "
         "earlier run embedded them. RSS MB: a fresh process that opens the index and answers every question."
     )
     return "\n".join(lines)

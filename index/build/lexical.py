@@ -213,7 +213,12 @@ class Lexical:
                     titled = [self.doc[f][self.ptr[f][t] : self.ptr[f][t + 1]] for f in ("title", "aliases")]
                     entries = self.unit_entry[units]
                     named = np.concatenate(titled)
-                    own = (entries[:, None] == named).any(axis=1) if len(named) <= 8 else np.isin(entries, named)
+                    if len(named) <= 8:
+                        own = (entries[:, None] == named).any(axis=1)
+                    else:  # a word in many titles: mark the entries once (``np.isin`` sorts both sides each time)
+                        mark = np.zeros(self.n_entries, dtype=bool)
+                        mark[named] = True
+                        own = mark[entries]
                     para_own[units] += gain * own
                 found = True
             a, b = self.ptr["body"][t], self.ptr["body"][t + 1]

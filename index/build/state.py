@@ -25,6 +25,7 @@ from index.build.progress import ARRAYS, Progress, silent
 from index.results import ChangeRecord
 from index.text.analysis import STEMMED, STOPS, compact, fold, stem
 from index.text.embedding import Embedder
+from index.text.scan import Scan
 
 log = logging.getLogger("index")
 
@@ -130,6 +131,7 @@ class State:
     # ``vectors`` then ``question_vectors`` as the one C-contiguous float32 matrix they are views of: a question
     # is scanned against both with one matrix-vector product (``ranking.evidence``)
     all_vectors: np.ndarray | None = None
+    scan: Scan | None = None  # cosines of a question with every row of ``all_vectors`` (``index.text.scan``)
     questions: asked.Asked = asked.NONE  # the kept questions, grouped by paragraph
     entry_source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # per entry, corpus order
     entry_latest: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # latest change date or ""
@@ -217,6 +219,7 @@ def build_state(
     if vecs is not None:
         vecs = np.ascontiguousarray(vecs, dtype=np.float32)
         st.all_vectors = vecs
+        st.scan = Scan(vecs)
         st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units :], kept
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}

@@ -45,6 +45,8 @@ def longest_run(
     none of ``SHORTEST`` words or more."""
     if not seeds or len(paragraph) < SHORTEST:
         return 0
+    if isinstance(paragraph, tuple) and seeds.isdisjoint(paragraph_grams(paragraph)):
+        return 0  # most paragraphs share no three-word run with the question: no walk through them
     text = " " + " ".join(question) + " "
     best = 0
     for i in range(len(paragraph) - SHORTEST + 1):
@@ -57,3 +59,9 @@ def longest_run(
         if j - i > best and len(telling) >= 2 and any(w not in title for w in telling):
             best = j - i
     return best
+
+
+@lru_cache(maxsize=8192)
+def paragraph_grams(paragraph: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    """A rule paragraph's runs of ``SHORTEST`` words (cached with ``paragraph_words``, whose tuples it is given)."""
+    return frozenset(paragraph[i : i + SHORTEST] for i in range(len(paragraph) - SHORTEST + 1))

@@ -17,7 +17,7 @@ from glossary.loader import SHIPPED_SOURCES
 from index.build import asked
 from index.engine import Engine
 from index.query import ranking
-from index.text import embedding, threads
+from index.text import embedding, scan, threads
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -134,3 +134,119 @@ def test_bench_dense_retriever_ranks_by_the_model_alone(engine: Engine) -> None:
     assert st.vectors is not None and st.embedder is not None
     best = int(np.argmax(st.vectors @ st.embedder.embed_query(question)))
     assert found[0] == int(st.lex.unit_entry[best]) and len(found) == len(set(found)) <= 10
+
+
+# --- the int8 scan for large corpora, the one-selection median, the word stage beside the model ---------------
+
+
+def test_the_shipped_corpus_is_scanned_in_float32_exactly(engine: Engine) -> None:
+    st = engine._st
+    assert st.scan is not None and st.all_vectors is not None
+    assert not st.scan.int8 and len(st.all_vectors) < scan.INT8_FROM
+    q = st.all_vectors[7]
+    assert np.array_equal(st.scan(q), st.all_vectors @ q)
+
+
+def test_int8_scan_stays_within_a_few_thousandths_and_keeps_the_best_rows(engine: Engine) -> None:
+    """Forced on the shipped matrix: every cosine within 0.01 of float32 (measured: under 0.004), and for each
+    benchmark question the best paragraph by the int8 scan is one whose float32 cosine is within 0.01 of the best."""
+    st = engine._st
+    assert st.all_vectors is not None and st.embedder is not None
+    fast = scan.Scan(st.all_vectors, int8_from=0)
+    assert fast.int8
+    worst = 0.0
+    for question in benchmark_questions()[:120]:
+        q = st.embedder.embed_query(question)
+        exact, approx = st.all_vectors @ q, fast(q)
+        assert approx.dtype == np.float32 and approx.shape == exact.shape
+        worst = max(worst, float(np.abs(exact - approx).max()))
+        assert exact[int(np.argmax(approx))] >= exact.max() - 0.01, question
+    assert 0 < worst < 0.01
+
+
+def test_int8_rows_hold_each_vector_to_its_own_scale() -> None:
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((50, 384)).astype(np.float32)
+    m[4] = 0.0  # a zero row must not divide by zero
+    rows, scale = scan.quantise(m)
+    assert rows.dtype == np.int8 and scale.dtype == np.float32
+    assert np.abs(rows).max() == 127 and not rows[4].any()
+    assert np.allclose(rows * scale[:, None], m, atol=float(scale.max()) / 2 + 1e-7)
+
+
+def test_a_missing_scan_graph_falls_back_to_float32(monkeypatch: pytest.MonkeyPatch, caplog: Any) -> None:
+    monkeypatch.setattr(scan, "GRAPH", Path("/nonexistent/scan.onnx"))
+    m = np.eye(4, 8, dtype=np.float32)
+    with caplog.at_level("WARNING", logger="index.text.scan"):
+        s = scan.Scan(m, int8_from=0)
+    assert not s.int8 and "int8 vector scan unavailable" in caplog.text
+    q = np.arange(8, dtype=np.float32)
+    assert np.array_equal(s(q), m @ q)
+
+
+def test_the_shipped_scan_graph_is_what_its_script_writes() -> None:
+    onnx = pytest.importorskip("onnx", reason="the [test] extra installs onnx")
+    import importlib.util
+
+    script = scan.GRAPH.with_name("make_graph.py")
+    spec = importlib.util.spec_from_file_location("make_graph", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.graph().SerializeToString() == scan.GRAPH.read_bytes()
+    assert onnx.load(str(scan.GRAPH)).graph.node[0].op_type == "DynamicQuantizeMatMul"
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 11, 2254, 2255, 38686])
+def test_median_is_numpys_bit_for_bit(n: int) -> None:
+    for seed in range(5):
+        v = np.random.default_rng(seed * 1000 + n).standard_normal(n).astype(np.float32)
+        assert ranking._median(v) == float(np.median(v))
+
+
+def test_word_stage_beside_the_model_gives_the_serial_evidence(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The overlapped path (words in a worker while this thread runs the model) and the serial one must give the
+    same evidence and the same fusion, question by question."""
+    st = engine._st
+    questions = benchmark_questions()[:60] + ["the", "???", "honor"]
+    overlapped = [ranking.evidence(st, q) for q in questions]
+    seen: set[str] = set()
+    real = ranking._word_evidence
+
+    def spy(*args: Any) -> Any:
+        import threading
+
+        seen.add(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(ranking, "_word_evidence", spy)
+    overlapped_again = ranking.evidence(st, "can I shoot a personality that has followers")
+    assert overlapped_again is not None and any(name.startswith("word-stage") for name in seen)
+    monkeypatch.setattr(ranking, "_has_content", lambda _q: False)  # every question takes the serial path
+    for question, ev in zip(questions, overlapped, strict=True):
+        serial = ranking.evidence(st, question)
+        assert (ev is None) == (serial is None), question
+        if ev is None or serial is None:
+            continue
+        assert ev.word_sums is not None and serial.word_sums is None
+        assert np.array_equal(ev.semantic, serial.semantic) and ev.read == serial.read, question
+        a, b = ranking.fuse_scaled(st, ev), ranking.fuse_scaled(st, serial)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2], question
+
+
+def test_own_title_matches_of_a_word_in_many_titles(engine: Engine) -> None:
+    """"honor" is in 16 titles and aliases (of 8 entries), past the 8 that are compared one by one, so its own-title
+    part takes the marked-entries path; it must equal the gain of "honor" in exactly the paragraphs of those
+    entries."""
+    lex = engine._st.lex
+    t = lex.term_id["honor"]
+    postings = [lex.doc[f][lex.ptr[f][t] : lex.ptr[f][t + 1]].tolist() for f in ("title", "aliases")]
+    assert len(postings[0]) + len(postings[1]) > 8
+    named = set(postings[0]) | set(postings[1])
+    comps = lex.score({"honor": 1.0})
+    assert comps.para_own is not None
+    own_units = np.isin(lex.unit_entry, list(named))
+    assert np.allclose(comps.para_own, np.where(own_units, comps.para, 0.0))
+    assert comps.para_own[own_units].any() and not comps.para_own[~own_units].any()
