@@ -66,7 +66,10 @@ def _int8_session(matrix: np.ndarray) -> tuple[Any, tuple[Any, ...]]:
     import onnxruntime as ort
 
     rows, scale = quantise(matrix)
-    columns = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(rows.T))  # [d, n]: B of the graph
+    transposed = np.ascontiguousarray(rows.T)  # [d, n]: B of the graph
+    del rows
+    # OrtValues over numpy memory share it: the arrays are kept with the session (onnxruntime packs its own copy)
+    columns = ort.OrtValue.ortvalue_from_numpy(transposed)
     scales = ort.OrtValue.ortvalue_from_numpy(scale)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # as the model's session: one core's work, no spinning beside other work
@@ -80,4 +83,4 @@ def _int8_session(matrix: np.ndarray) -> tuple[Any, tuple[Any, ...]]:
     probe = session.run(None, {"q": np.ascontiguousarray(matrix[:1])})[0]
     if probe.shape != (1, len(matrix)):
         raise RuntimeError(f"the scan graph gave shape {probe.shape}")
-    return session, (columns, scales, rows, scale)
+    return session, (columns, scales, transposed, scale)
