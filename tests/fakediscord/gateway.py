@@ -28,8 +28,11 @@ GUILDS_INTENT = 1
 class _Connection:
     """One gateway websocket; encodes frames as Discord does (zlib-stream shares one context per socket)."""
 
-    def __init__(self, ws: web.WebSocketResponse, compress: str | None, path: str) -> None:
+    def __init__(
+        self, ws: web.WebSocketResponse, compress: str | None, path: str, transport: asyncio.BaseTransport | None = None
+    ) -> None:
         self.ws = ws
+        self.transport = transport  # the socket under ``ws`` (``release`` writes whole groups of frames to it)
         self.path = path
         self.compressor = zlib.compressobj() if compress == "zlib-stream" else None
         self.session: GatewaySession | None = None
@@ -60,6 +63,17 @@ class _Connection:
         gets a turn every ``group`` frames (so it keeps answering REST calls meanwhile)."""
         frames, self.held = self.held or [], None
         async with self.lock:
+            transport = self.transport
+            if isinstance(transport, asyncio.WriteTransport) and not self.ws.compress:
+                # The same bytes as one ``send_bytes`` a frame, written a group at a time: a burst Discord sends
+                # costs Discord's CPU, not the host's, and aiohttp's per-frame writer took about a second of
+                # this 2-core machine for 10,000 frames, inside the burst's 3-second windows.
+                for k in range(0, len(frames), group):
+                    if self.ws.closed or transport.is_closing():
+                        return
+                    transport.write(b"".join(ws_frame(frame) for frame in frames[k : k + group]))
+                    await asyncio.sleep(0)
+                return
             for k, frame in enumerate(frames):
                 if self.ws.closed:
                     return
@@ -70,6 +84,20 @@ class _Connection:
                         await self.ws.send_str(frame)
                 if k % group == group - 1:
                     await asyncio.sleep(0)
+
+
+def ws_frame(payload: bytes | str) -> bytes:
+    """One unmasked, unfragmented websocket frame as a server writes it (RFC 6455 5.2): binary for bytes, text
+    for str, with the payload length in 7, 16 or 64 bits."""
+    data, opcode = (payload, 0x2) if isinstance(payload, bytes) else (payload.encode(), 0x1)
+    n = len(data)
+    if n < 126:
+        head = bytes((0x80 | opcode, n))
+    elif n < 1 << 16:
+        head = bytes((0x80 | opcode, 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x80 | opcode, 127)) + n.to_bytes(8, "big")
+    return head + data
 
 
 @dataclass
@@ -98,7 +126,7 @@ class GatewayMixin:
         ws = web.WebSocketResponse(max_msg_size=0)
         await ws.prepare(request)
         self.gateway_queries.append({"path": request.path, **request.query})
-        conn = _Connection(ws, request.query.get("compress"), request.path)
+        conn = _Connection(ws, request.query.get("compress"), request.path, request.transport)
         self.connections.append(conn)
         await conn.send({"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}, "s": None, "t": None})
         try:
