@@ -250,9 +250,7 @@ def _text(term: str | bytes) -> str:
 
 def _build_names(st: State) -> None:
     entries = st.corpus.entries
-    body_df: Counter[str] = Counter()
-    for e in entries:
-        body_df.update({stem(w) for w in fold(e.text).split()})
+    body_df = _body_df(st)
     keys: dict[str, set[str]] = {}
     complete: list[CompleteKey] = []
     display: dict[str, str] = {}
@@ -275,6 +273,20 @@ def _build_names(st: State) -> None:
     st.name_keys = sorted(keys)
     st.name_ids = [sorted(keys[k], key=st.order.__getitem__) for k in st.name_keys]
     st.names = Completer(complete, display)
+
+
+def _body_df(st: State) -> Counter[str] | dict[str, int]:
+    """How many entries use each word stem in their text: the index's own document frequency of the body
+    field when the word arrays are there (the same counts as stemming every folded word of every entry, on the
+    shipped corpus, without reading every text again: that took about a second at 100 times its size)."""
+    lex = st.lex
+    if lex is not None:
+        df = np.diff(lex.ptr["body"])
+        return {term: int(df[i]) for term, i in lex.term_id.items() if df[i]}
+    counts: Counter[str] = Counter()
+    for e in st.corpus.entries:
+        counts.update({stem(w) for w in fold(e.text).split()})
+    return counts
 
 
 def _display(e: Entry) -> str:

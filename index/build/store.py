@@ -18,6 +18,7 @@ rebuilt, with a log line.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -116,6 +117,12 @@ def make_schema() -> Schema:
 
 def name_variants(name: str) -> list[str]:
     """Folded spellings of a title: itself, without a parenthetical, joined across it, each side of a slash."""
+    return list(_name_variants(name))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _name_variants(name: str) -> tuple[str, ...]:
+    """``name_variants``, kept: opening an index folds every title twice (its digest, then the name tables)."""
     out = [fold(name)]
     if "(" in name:
         out.append(fold(name.split("(")[0]))
@@ -125,7 +132,7 @@ def name_variants(name: str) -> list[str]:
         out.extend(fold(part) for part in name.split("/"))
     if ":" in name:
         out.append(fold(name.split(":")[0]))
-    return [v for v in dict.fromkeys(out) if v]
+    return tuple(v for v in dict.fromkeys(out) if v)
 
 
 def entry_document(entry: Entry) -> dict[str, Any]:
