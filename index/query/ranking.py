@@ -23,8 +23,11 @@ and the fit on all questions, which is what ``DEFAULT`` and ``WORDS_ONLY`` hold.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -147,11 +150,12 @@ def evidence(
     model = semantic and st.embedder is not None and st.scan is not None
     meaning: tuple[np.ndarray, float, np.ndarray] | None = None
     if model and _has_content(question):
-        pending = _WORD_STAGES.submit(_word_evidence, st, question, allowed, True)
+        stage = _Claimed(lambda: _word_evidence(st, question, allowed, True))
+        _WORD_STAGES.submit(stage.run)
         try:
             meaning = _meaning(st, question)
         finally:
-            ev, content = pending.result()
+            ev, content = stage.result()
     else:
         ev, content = _word_evidence(st, question, allowed, False)
         if ev is not None and model and content:
@@ -219,6 +223,41 @@ def _word_evidence(
 
 # Two workers: the bot's two lookup threads can each have a word stage under way beside their model run.
 _WORD_STAGES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="word-stage")
+
+R = TypeVar("R")
+
+
+class _Claimed(Generic[R]):
+    """A job that whichever thread comes first runs: the worker it was handed to, or the thread that needs its
+    result. On a busy host the worker may not get a core before the model has run; then the searching thread
+    does the job itself instead of waiting for the worker to be scheduled."""
+
+    def __init__(self, job: Callable[[], R]) -> None:
+        self._job = job
+        self._claim = threading.Lock()
+        self._done = threading.Event()
+        self._value: R | None = None
+        self._error: BaseException | None = None
+
+    def run(self) -> bool:
+        """Run the job unless another thread has; True when this call ran it."""
+        if not self._claim.acquire(blocking=False):
+            return False
+        try:
+            self._value = self._job()
+        except BaseException as exc:  # handed to the thread that asks for the result
+            self._error = exc
+        finally:
+            self._done.set()
+        return True
+
+    def result(self) -> R:
+        """The job's value (running it here if no thread has started it), or its exception raised here."""
+        if not self.run():
+            self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
 
 
 def _has_content(question: str) -> bool:

@@ -212,18 +212,20 @@ def test_word_stage_beside_the_model_gives_the_serial_evidence(
     st = engine._st
     questions = benchmark_questions()[:60] + ["the", "???", "honor"]
     overlapped = [ranking.evidence(st, q) for q in questions]
-    seen: set[str] = set()
+    calls: list[str] = []
     real = ranking._word_evidence
 
     def spy(*args: Any) -> Any:
         import threading
 
-        seen.add(threading.current_thread().name)
+        calls.append(threading.current_thread().name)
         return real(*args)
 
     monkeypatch.setattr(ranking, "_word_evidence", spy)
-    overlapped_again = ranking.evidence(st, "can I shoot a personality that has followers")
-    assert overlapped_again is not None and any(name.startswith("word-stage") for name in seen)
+    for question in questions[:20]:
+        ranking.evidence(st, question)
+    # once per question, by the worker or (when the worker had not started it yet) by the searching thread
+    assert len(calls) == 20
     monkeypatch.setattr(ranking, "_has_content", lambda _q: False)  # every question takes the serial path
     for question, ev in zip(questions, overlapped, strict=True):
         serial = ranking.evidence(st, question)
@@ -250,3 +252,40 @@ def test_own_title_matches_of_a_word_in_many_titles(engine: Engine) -> None:
     own_units = np.isin(lex.unit_entry, list(named))
     assert np.allclose(comps.para_own, np.where(own_units, comps.para, 0.0))
     assert comps.para_own[own_units].any() and not comps.para_own[~own_units].any()
+
+
+def test_a_claimed_job_runs_once_in_whichever_thread_comes_first() -> None:
+    import threading
+
+    ran: list[str] = []
+    job = ranking._Claimed(lambda: ran.append(threading.current_thread().name) or len(ran))
+    assert job.result() == 1 and ran == [threading.current_thread().name]  # nobody else started it: run here
+    assert job.run() is False and job.result() == 1 and len(ran) == 1  # never twice
+
+    gate = threading.Event()
+    slow = ranking._Claimed(lambda: gate.wait(5) and "from the worker")
+    worker = threading.Thread(target=slow.run, name="worker")
+    worker.start()
+    while not slow._claim.locked():  # the worker has claimed it
+        threading.Event().wait(0.001)
+    gate.set()
+    assert slow.result() == "from the worker"  # waited for the worker instead of running it again
+    worker.join()
+
+    def boom() -> None:
+        raise ValueError("bad question")
+
+    failing = ranking._Claimed(boom)
+    with pytest.raises(ValueError, match="bad question"):
+        failing.result()
+
+    runs: list[int] = []
+    many = [ranking._Claimed(lambda k=k: runs.append(k) or threading.current_thread().name) for k in range(200)]
+    racers = [threading.Thread(target=lambda: [m.run() for m in many]) for _ in range(3)]
+    for t in racers:
+        t.start()
+    values = [m.result() for m in many]
+    for t in racers:
+        t.join()
+    assert len(values) == 200 and all(isinstance(v, str) for v in values)
+    assert sorted(runs) == list(range(200))  # each job ran exactly once among four threads
