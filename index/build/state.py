@@ -22,6 +22,7 @@ from whoosh.searching import Searcher
 from glossary.model import Corpus, Entry, clip
 from index.build import asked, lexical, relations, store, vectors
 from index.build.progress import ARRAYS, Progress, silent
+from index.build.vectors import NO_SENTENCES, Sentences
 from index.results import ChangeRecord
 from index.text.analysis import STEMMED, STOPS, compact, fold, stem
 from index.text.embedding import Embedder
@@ -128,8 +129,12 @@ class State:
     embedder: Embedder | None = None  # None: the model is off or failed to load; ranking by words only
     vectors: np.ndarray | None = None  # one unit vector per paragraph (lexical.units order)
     question_vectors: np.ndarray | None = None  # one vector per kept player question (``index.build.asked``)
-    # ``vectors`` then ``question_vectors`` as the one C-contiguous float32 matrix they are views of: a question
-    # is scanned against both with one matrix-vector product (``ranking.evidence``)
+    # one vector per sentence of a paragraph of two or more (``vectors.sentences``: ``sentences`` says where)
+    sentence_vectors: np.ndarray | None = None
+    sentences: Sentences = NO_SENTENCES
+    sentence_groups: tuple[np.ndarray, np.ndarray] = field(default_factory=NO_SENTENCES.groups)
+    # ``vectors``, ``question_vectors`` then ``sentence_vectors`` as the one C-contiguous float32 matrix they are
+    # views of: a question is scanned against all three with one matrix-vector product (``ranking.evidence``)
     all_vectors: np.ndarray | None = None
     scan: Scan | None = None  # cosines of a question with every row of ``all_vectors`` (``index.text.scan``)
     questions: asked.Asked = asked.NONE  # the kept questions, grouped by paragraph
@@ -185,8 +190,11 @@ def write_arrays(
     lexical.write(lexical.compute(ix, corpus), folder)
     progress(ARRAYS, 1, 1)
     if embedder is not None:
-        vecs = vectors.compute(corpus, embedder, cache_dir, asked.shipped(corpus), progress)
-        vectors.write(folder, vecs, embedder)
+        kept, found = asked.shipped(corpus), vectors.sentences(corpus)
+        vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, found)
+        split = len(vecs) - len(found)
+        vectors.write(folder, vecs[:split], embedder)
+        vectors.write_sentences(folder, found, vecs[split:], embedder)
 
 
 def build_state(
@@ -205,13 +213,15 @@ def build_state(
     arrays = lexical.read(opened.path) if opened.path is not None else lexical.compute(opened.index, corpus)
     lex = lexical.Lexical(arrays, len(corpus.entries))
     vecs = None
-    kept = asked.NONE
+    kept, found = asked.NONE, NO_SENTENCES
     if embedder is not None:
         kept = asked.shipped(corpus)
         if opened.path is not None:
-            vecs = vectors.read(opened.path, embedder, lex.n_units + len(kept.texts))
+            found, on_sentences = vectors.read_sentences(opened.path, embedder, lex.n_units)
+            vecs = np.concatenate([vectors.read(opened.path, embedder, lex.n_units + len(kept.texts)), on_sentences])
         else:
-            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress)
+            found = vectors.sentences(corpus)
+            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, found)
     searcher = opened.index.searcher()
     reader = searcher.reader()
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)
@@ -220,7 +230,9 @@ def build_state(
         vecs = np.ascontiguousarray(vecs, dtype=np.float32)
         st.all_vectors = vecs
         st.scan = Scan(vecs)
-        st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units :], kept
+        n_kept = lex.n_units + len(kept.texts)
+        st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units : n_kept], kept
+        st.sentence_vectors, st.sentences, st.sentence_groups = vecs[n_kept:], found, found.groups()
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}
     st.ids = [e.id for e in corpus.entries]
