@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from index.query.ranking import CHOICE_ONLY, FEATURES, SHARPNESS
+from index.query.ranking import FEATURES, SHARPNESS
 
 L2 = 0.01  # pulls weights towards 0: with ~200 questions, ten free weights must not chase single questions
 STEPS = 300
@@ -36,12 +36,11 @@ def fit(
     feats: np.ndarray,
     expected: np.ndarray,
     starts: np.ndarray,
-    use: tuple[str, ...] = tuple(f for f in FEATURES if f not in CHOICE_ONLY),
+    use: tuple[str, ...] = FEATURES,
     start: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Weights (one per ``FEATURES``; 0 for features not in ``use``, by default the columns that only choose a
-    paragraph) fitted to ``feats`` [question, paragraph, feature] with the expected entry index per question.
-    Deterministic: same input, same weights."""
+    """Weights (one per ``FEATURES``; 0 for features not in ``use``) fitted to ``feats`` [question, paragraph,
+    feature] with the expected entry index per question. Deterministic: same input, same weights."""
     mask = np.array([f in use for f in FEATURES], dtype=np.float32)
     w = (start if start is not None else np.ones(len(FEATURES), dtype=np.float32)) * mask
     rows = np.arange(len(expected))
@@ -72,7 +71,7 @@ def folds_of(n: int, folds: int, seed: int) -> np.ndarray:
     return out
 
 
-CHOICE_FEATURES = ("para", "meaning", "asked", "sentence", "expand_para")  # the columns that differ within an entry
+CHOICE_FEATURES = ("para", "meaning", "asked", "expand_para")  # the columns that differ within one entry
 
 
 def fit_choice(feats: np.ndarray, spans: list[tuple[int, int]], answers: list[tuple[int, ...]]) -> np.ndarray:

@@ -75,12 +75,11 @@ def reload_refusal(baseline: Baseline, corpus: Corpus) -> str | None:
 
 
 def with_model(fp: str, embedder: embedding.Embedder | None) -> str:
-    """The sources' fingerprint extended with the model, the kept questions (``index.build.asked``), the array
-    layout and what is embedded (``vectors.VERSION``): changing any of them rebuilds."""
+    """The sources' fingerprint extended with the model, the kept questions (``index.build.asked``) and the array
+    layout: changing any of them rebuilds."""
     model = embedder.digest if embedder is not None else "none"
     kept = asked.fingerprint() if embedder is not None else "none"
-    layout = f"lexical:{lexical.VERSION}\nvectors:{vectors.VERSION}"
-    return hashlib.sha256(f"{fp}\nmodel:{model}\nasked:{kept}\n{layout}".encode()).hexdigest()
+    return hashlib.sha256(f"{fp}\nmodel:{model}\nasked:{kept}\nlexical:{lexical.VERSION}".encode()).hexdigest()
 
 
 def array_writer(

@@ -22,7 +22,6 @@ from whoosh.searching import Searcher
 from glossary.model import Corpus, Entry, clip
 from index.build import asked, lexical, relations, store, vectors
 from index.build.progress import ARRAYS, Progress, silent
-from index.build.vectors import NO_SENTENCES, Sentences
 from index.results import ChangeRecord
 from index.text.analysis import STEMMED, STOPS, compact, fold, stem
 from index.text.embedding import Embedder
@@ -129,12 +128,8 @@ class State:
     embedder: Embedder | None = None  # None: the model is off or failed to load; ranking by words only
     vectors: np.ndarray | None = None  # one unit vector per paragraph (lexical.units order)
     question_vectors: np.ndarray | None = None  # one vector per kept player question (``index.build.asked``)
-    # one vector per sentence of a paragraph of two or more (``vectors.sentences``: ``sentences`` says where)
-    sentence_vectors: np.ndarray | None = None
-    sentences: Sentences = NO_SENTENCES
-    sentence_groups: tuple[np.ndarray, np.ndarray] = field(default_factory=NO_SENTENCES.groups)
-    # ``vectors``, ``question_vectors`` then ``sentence_vectors`` as the one C-contiguous float32 matrix they are
-    # views of: a question is scanned against all three with one matrix-vector product (``ranking.evidence``)
+    # ``vectors`` then ``question_vectors`` as the one C-contiguous float32 matrix they are views of: a question
+    # is scanned against both with one matrix-vector product (``ranking.evidence``)
     all_vectors: np.ndarray | None = None
     scan: Scan | None = None  # cosines of a question with every row of ``all_vectors`` (``index.text.scan``)
     questions: asked.Asked = asked.NONE  # the kept questions, grouped by paragraph
@@ -190,11 +185,8 @@ def write_arrays(
     lexical.write(lexical.compute(ix, corpus), folder)
     progress(ARRAYS, 1, 1)
     if embedder is not None:
-        kept, found = asked.shipped(corpus), vectors.sentences(corpus)
-        vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, found)
-        split = len(vecs) - len(found)
-        vectors.write(folder, vecs[:split], embedder)
-        vectors.write_sentences(folder, found, vecs[split:], embedder)
+        vecs = vectors.compute(corpus, embedder, cache_dir, asked.shipped(corpus), progress)
+        vectors.write(folder, vecs, embedder)
 
 
 def build_state(
@@ -213,15 +205,13 @@ def build_state(
     arrays = lexical.read(opened.path) if opened.path is not None else lexical.compute(opened.index, corpus)
     lex = lexical.Lexical(arrays, len(corpus.entries))
     vecs = None
-    kept, found = asked.NONE, NO_SENTENCES
+    kept = asked.NONE
     if embedder is not None:
         kept = asked.shipped(corpus)
         if opened.path is not None:
-            found, on_sentences = vectors.read_sentences(opened.path, embedder, lex.n_units)
-            vecs = np.concatenate([vectors.read(opened.path, embedder, lex.n_units + len(kept.texts)), on_sentences])
+            vecs = vectors.read(opened.path, embedder, lex.n_units + len(kept.texts))
         else:
-            found = vectors.sentences(corpus)
-            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, found)
+            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress)
     searcher = opened.index.searcher()
     reader = searcher.reader()
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)
@@ -230,9 +220,7 @@ def build_state(
         vecs = np.ascontiguousarray(vecs, dtype=np.float32)
         st.all_vectors = vecs
         st.scan = Scan(vecs)
-        n_kept = lex.n_units + len(kept.texts)
-        st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units : n_kept], kept
-        st.sentence_vectors, st.sentences, st.sentence_groups = vecs[n_kept:], found, found.groups()
+        st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units :], kept
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}
     st.ids = [e.id for e in corpus.entries]

@@ -7,11 +7,6 @@ renamed into place, so they are exactly as atomic and fingerprinted as the Whoos
 they sit beside. Embedding is the slow part of a build, so every vector is also kept in a
 cache keyed by (model digest, text): a rebuild after editing one file embeds only the
 paragraphs whose text changed.
-
-A paragraph of several sentences also has one vector per sentence (``sentences``, in ``SENTENCES``): a question
-about one sentence of a long rule is closer to that sentence than to the whole paragraph's diluted vector, which
-is what choosing the quoted paragraph reads (``index.query.ranking``'s "sentence" column). They go through the
-same cache and the same one-text-per-call embedding.
 """
 
 from __future__ import annotations
@@ -22,7 +17,6 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,88 +26,26 @@ from index.build.asked import NONE, Asked
 from index.build.lexical import Unreadable, units
 from index.build.progress import EMBEDDING, EVERY, Progress, silent
 from index.text.embedding import Embedder
-from index.text.sentence_spans import worded
 
 log = logging.getLogger("index")
 
 FILE = "vectors.npy"
 META = "vectors.json"
-SENTENCES = "sentences.npz"  # the sentence vectors and where each sentence stands
-# Bump when what is embedded or stored changes (part of the build fingerprint, ``rebuild.with_model``): old builds
-# then rebuild once. 2: sentence vectors.
-VERSION = 2
 CACHE_DIR = "vector-cache"
 CACHE_LIMIT = 400_000  # cached vectors kept per model (~600 MB at 384 dimensions); the newest build's first
 
 
 def embed_text(entry: Entry, paragraph: int) -> str:
     """What a paragraph is embedded as: its section path and title as context, then its words."""
-    return in_context(entry, entry.paragraphs[paragraph] if paragraph >= 0 else "")
-
-
-def in_context(entry: Entry, body: str) -> str:
-    """``body`` (a paragraph or one of its sentences) after its entry's section path and title."""
     context = [s for s in entry.section if s != entry.title and not s.lower().startswith("glossary")]
     head = " › ".join([*context, entry.title])
+    body = entry.paragraphs[paragraph] if paragraph >= 0 else ""
     return f"{head}: {body}" if body else head
 
 
 def unit_texts(corpus: Corpus) -> list[str]:
     ent, par = units(corpus)
     return [embed_text(corpus.entries[n], p) for n, p in zip(ent.tolist(), par.tolist(), strict=True)]
-
-
-@dataclass(frozen=True)
-class Sentences:
-    """The sentences of every paragraph that has two or more (stamps standing alone left out): the unit each
-    belongs to (``lexical.units`` order, ascending) and its ``(start, end)`` in the paragraph's text.
-
-    A one-sentence paragraph has none: its one sentence's vector would be the paragraph's own.
-    """
-
-    units: np.ndarray  # int32 [n]
-    spans: np.ndarray  # int32 [n, 2]
-
-    def __len__(self) -> int:
-        return len(self.units)
-
-    def groups(self) -> tuple[np.ndarray, np.ndarray]:
-        """The units that have sentences, and where each one's sentences start: ``np.maximum.reduceat(cosines,
-        starts)`` is then each such unit's best sentence."""
-        if not len(self.units):
-            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
-        starts = np.flatnonzero(np.r_[True, self.units[1:] != self.units[:-1]])
-        return self.units[starts], starts
-
-
-NO_SENTENCES = Sentences(np.zeros(0, dtype=np.int32), np.zeros((0, 2), dtype=np.int32))
-
-
-def sentences(corpus: Corpus) -> Sentences:
-    """Every sentence of every paragraph of two or more sentences (``index.text.sentence_spans.worded``)."""
-    ent, par = units(corpus)
-    owner: list[int] = []
-    spans: list[tuple[int, int]] = []
-    for u, (n, p) in enumerate(zip(ent.tolist(), par.tolist(), strict=True)):
-        if p < 0:
-            continue
-        found = worded(corpus.entries[n].paragraphs[p])
-        if len(found) > 1:
-            owner.extend([u] * len(found))
-            spans.extend(found)
-    if not owner:
-        return NO_SENTENCES
-    return Sentences(np.asarray(owner, dtype=np.int32), np.asarray(spans, dtype=np.int32).reshape(-1, 2))
-
-
-def sentence_texts(corpus: Corpus, found: Sentences) -> list[str]:
-    """What a sentence is embedded as: its paragraph's context (section path and title), then the sentence."""
-    ent, par = units(corpus)
-    out = []
-    for u, (a, b) in zip(found.units.tolist(), found.spans.tolist(), strict=True):
-        entry = corpus.entries[int(ent[u])]
-        out.append(in_context(entry, entry.paragraphs[int(par[u])][a:b]))
-    return out
 
 
 KEY_BYTES = 20
@@ -169,17 +101,11 @@ def asked_texts(asked: Asked) -> list[str]:
 
 
 def compute(
-    corpus: Corpus,
-    embedder: Embedder,
-    cache_dir: Path | None,
-    asked: Asked = NONE,
-    progress: Progress = silent,
-    found: Sentences = NO_SENTENCES,
+    corpus: Corpus, embedder: Embedder, cache_dir: Path | None, asked: Asked = NONE, progress: Progress = silent
 ) -> np.ndarray:
-    """Vectors for every unit, then for every kept question (``asked``), then for every sentence (``found``),
-    embedding only texts the cache has not seen with this model; ``progress`` hears of them every ``EVERY``
-    texts (it is the slow part)."""
-    texts = unit_texts(corpus) + asked_texts(asked) + sentence_texts(corpus, found)
+    """Vectors for every unit, then for every kept question (``asked``), embedding only texts the cache
+    has not seen with this model; ``progress`` hears of them every ``EVERY`` texts (it is the slow part)."""
+    texts = unit_texts(corpus) + asked_texts(asked)
     keys = [_key(t) for t in texts]
     cache_path = _cache_file(cache_dir, embedder) if cache_dir is not None else None
     cached = _read_cache(cache_path, embedder.dim) if cache_path is not None else {}
@@ -196,9 +122,7 @@ def compute(
     for i, k in enumerate(keys):
         out[i] = cached[k]
     fresh_n, all_n = len(missing), len(texts)
-    log.info(
-        "embedded %d of %d paragraphs, questions and sentences (%d from the cache)", fresh_n, all_n, all_n - fresh_n
-    )
+    log.info("embedded %d of %d paragraphs and questions (%d from the cache)", fresh_n, all_n, all_n - fresh_n)
     if cache_path is not None and missing:
         current = dict.fromkeys(keys)
         older = [k for k in cached if k not in current][: max(0, CACHE_LIMIT - len(current))]
@@ -225,28 +149,3 @@ def read(folder: Path, embedder: Embedder, count: int) -> np.ndarray:
     if vectors.dtype != np.float32 or vectors.shape != (count, embedder.dim):
         raise Unreadable(f"{FILE}: shape {vectors.shape} does not match {count} paragraphs and questions")
     return vectors
-
-
-def write_sentences(folder: Path, found: Sentences, vecs: np.ndarray, embedder: Embedder) -> None:
-    """The sentence vectors, where each sentence stands, and the model they were embedded with."""
-    digest = np.frombuffer(embedder.digest.encode("utf-8"), dtype=np.uint8)
-    with open(folder / SENTENCES, "wb") as f:
-        np.savez(f, vectors=vecs, units=found.units, spans=found.spans, digest=digest)
-
-
-def read_sentences(folder: Path, embedder: Embedder, n_units: int) -> tuple[Sentences, np.ndarray]:
-    """The build's sentences and their vectors, checked against the model and the paragraph count (else
-    ``Unreadable``: a build from before sentence vectors has no such file and is rebuilt)."""
-    try:
-        with np.load(folder / SENTENCES, allow_pickle=False) as data:
-            vecs, owner, spans, digest = data["vectors"], data["units"], data["spans"], data["digest"]
-    except (OSError, ValueError, KeyError) as exc:
-        raise Unreadable(f"{SENTENCES}: {exc}") from None
-    if digest.tobytes().decode("utf-8", "replace") != embedder.digest:
-        raise Unreadable(f"{SENTENCES}: built with another model")
-    n = len(owner)
-    if vecs.dtype != np.float32 or vecs.shape != (n, embedder.dim) or spans.shape != (n, 2):
-        raise Unreadable(f"{SENTENCES}: shapes {vecs.shape}, {owner.shape}, {spans.shape} do not agree")
-    if n and (owner.min() < 0 or owner.max() >= n_units or (np.diff(owner) < 0).any()):
-        raise Unreadable(f"{SENTENCES}: sentences of paragraphs this build does not have")
-    return Sentences(owner.astype(np.int32), spans.astype(np.int32)), vecs

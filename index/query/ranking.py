@@ -13,9 +13,7 @@ Players' words the rules do not use ("castle", "archers") are also bridged by a 
 (``index.text.thesaurus``, written blind): its rule words are evidence of their own. Within an entry,
 the paragraph quoted is the best one once the entry's own title words are left out: every
 paragraph of "Ranged Attack" says "ranged attack", so those words chose the entry and say
-nothing about which of its paragraphs answers. The choice also reads the question's cosine with each of a
-paragraph's sentences (embedded at build time, ``index.build.vectors``) rather than the paragraph's one vector,
-which a long rule dilutes; entry ranking does not (``CHOICE_ONLY``).
+nothing about which of its paragraphs answers.
 
 The weights are fitted (``benchmarks.quality.training``) to the questions in ``benchmarks/eval_questions.json``;
 ``python -m benchmarks.quality eval`` refits them, prints the cross-validated figures (fitted on other folds)
@@ -43,12 +41,11 @@ from index.text.analysis import STOPS
 TOP_UNITS = 600  # paragraphs considered for grouping (the best entry needs only its best paragraph in here)
 
 
-# The evidence, one column each in ``features``: five per paragraph, six per entry (given to each of its paragraphs).
+# The evidence, one column each in ``features``: four per paragraph, six per entry (given to each of its paragraphs).
 FEATURES = (
     "para",  # the paragraph's own BM25
     "meaning",  # cosine between the question and the paragraph (with its title and section)
     "asked",  # best cosine with one of the paragraph's kept players' questions (``index.build.asked``)
-    "sentence",  # best cosine between the question and one of the paragraph's sentences (else "meaning")
     "expand_para",  # the thesaurus' rule words (``index.text.thesaurus``) in the paragraph
     "body",  # the whole entry's BM25
     "title",  # share-of-title match, weighted by word rarity
@@ -57,11 +54,8 @@ FEATURES = (
     "expand_body",  # the thesaurus' rule words in the whole entry
     "expand_title",  # the thesaurus' rule words in the title
 )
-MEANING = ("meaning", "asked", "sentence")  # the columns that need the model
-ENTRY_FEATURES = FEATURES[5:]  # the columns given per entry (each of its paragraphs gets its entry's value)
-# Columns that only choose among one entry's paragraphs (``CHOOSE``) and never rank entries (0 in ``DEFAULT``):
-# a question's best sentence anywhere says little about which entry answers, and entry figures must not move.
-CHOICE_ONLY = ("sentence",)
+MEANING = ("meaning", "asked")  # the columns that need the model
+ENTRY_FEATURES = FEATURES[4:]  # the columns given per entry (each of its paragraphs gets its entry's value)
 # The fit's softmax sharpness (``benchmarks.quality.training``): with it, exp(SHARPNESS * score) is proportional to the
 # fitted model's chance that an entry answers, which is what the cut-off compares.
 SHARPNESS = 5.0
@@ -83,7 +77,6 @@ class Weights:
     para: float = 0.04
     meaning: float = 0.35
     asked: float = 1.71
-    sentence: float = 0.0
     expand_para: float = 0.18
     body: float = 0.72
     title: float = 0.09
@@ -108,12 +101,8 @@ WORDS_ONLY = Weights(
     para=0.51, meaning=0.0, asked=0.0, expand_para=0.42, body=1.19, title=0.33, exact=0.4, expand_body=0.67
 )
 # Which paragraph of an entry is quoted: fitted alike (``benchmarks.quality.training.fit_choice``) to the
-# questions that name their answering paragraph (both sets); only the paragraph-level columns count. With the
-# best sentence's cosine ("sentence") in, the fit gives the whole paragraph's cosine ("meaning") weight 0.
-CHOOSE = Weights(
-    para=0.65, meaning=0.0, asked=1.15, sentence=0.41, expand_para=0.24, body=0.0, title=0.0, exact=0.0,
-    expand_body=0.0,
-)
+# questions that name their answering paragraph (both sets); only the paragraph-level columns count.
+CHOOSE = Weights(para=0.69, meaning=0.26, asked=1.22, expand_para=0.28, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
 
 
 @dataclass
@@ -134,7 +123,6 @@ class Evidence:
     allowed: np.ndarray | None  # per entry: passes the source/date filters (None: no filter)
     expanded: lexical.Components | None = None  # the thesaurus' rule words that the question does not use itself
     asked: np.ndarray | None = None  # per paragraph: best cosine with one of its kept questions (-1: none kept)
-    sentence: np.ndarray | None = None  # per paragraph: best cosine with one of its sentences (one sentence: its own)
     read: float = 1.0  # share of the question the model read (a long paste is read only in part)
     asks_ban: bool = False  # the question says "banned", "legal"... (``_banned_first``)
     asks_change: bool = False  # the question says "changed", "updated"... (``_changed_first``)
@@ -178,11 +166,9 @@ def evidence(
     assert lex is not None
     if meaning is not None and content:
         ev.query, ev.read, both = meaning
-        n_kept = lex.n_units + len(st.questions.texts)
-        ev.semantic, on_kept = both[: lex.n_units], both[lex.n_units : n_kept]
+        ev.semantic, on_kept = both[: lex.n_units], both[lex.n_units :]
         if len(on_kept):
             ev.asked = asked.closest(on_kept, st.questions, len(ev.semantic))
-        ev.sentence = best_sentences(st, ev.semantic, both[n_kept:])
     if not ev.matched and ev.semantic is None and not (ev.expanded is not None and ev.expanded.matched):
         return None
     return ev
@@ -287,17 +273,6 @@ def _meaning(st: State, question: str) -> tuple[np.ndarray, float, np.ndarray]:
     said = " ".join(said.split()) or " ".join(question.split())
     q, read = st.embedder.embed_question(said)
     return q, read, st.scan(q)
-
-
-def best_sentences(st: State, paragraphs: np.ndarray, on_sentences: np.ndarray) -> np.ndarray:
-    """Per paragraph, the best of its sentences' cosines (``on_sentences``, one per row of ``st.sentences``); a
-    paragraph of one sentence keeps its own cosine (``paragraphs``), which is that sentence's."""
-    owners, starts = st.sentence_groups
-    if not len(owners) or len(on_sentences) != len(st.sentences):
-        return paragraphs
-    out = paragraphs.copy()
-    out[owners] = np.maximum.reduceat(on_sentences, starts)
-    return out
 
 
 # Words that say "a name follows" rather than ask anything: "the ninjitsu ability", "ninjitsu rules".
@@ -503,7 +478,7 @@ def _word_columns(
 
 
 def _meaning_columns(st: State, ev: Evidence) -> dict[str, np.ndarray]:
-    """The scaled meaning columns ("meaning", "asked", "sentence"); empty without the model's evidence."""
+    """The scaled meaning columns ("meaning", "asked"); empty without the model's evidence."""
     if ev.semantic is None:
         return {}
     lex = st.lex
@@ -512,8 +487,7 @@ def _meaning_columns(st: State, ev: Evidence) -> dict[str, np.ndarray]:
     # the model's evidence counts for the share of the question it read
     meaning = ev.read * _scaled_cosines(ev.semantic, keep)
     kept = ev.semantic if ev.asked is None else np.where(ev.asked > -1, ev.asked, ev.semantic)
-    sentence = meaning if ev.sentence is None else ev.read * _scaled_cosines(ev.sentence, keep)
-    return {"meaning": meaning, "asked": ev.read * _scaled_cosines(kept, keep), "sentence": sentence}
+    return {"meaning": meaning, "asked": ev.read * _scaled_cosines(kept, keep)}
 
 
 def _top(values: np.ndarray, keep: np.ndarray | None) -> float:

@@ -104,7 +104,7 @@ def test_cli_build_into_an_empty_folder_shows_the_stages_on_stderr_only(tmp_path
         f"{PREFIX}parsing 1 source file",
         f"{PREFIX}indexing 18 entries",
         f"{PREFIX}computing the word arrays",
-        f"{PREFIX}embedding 231 texts (paragraphs, their sentences and players' questions)",
+        f"{PREFIX}embedding 191 texts (paragraphs and players' questions)",
     ]
     assert lines[4].startswith(f"{PREFIX}done in ") and lines[4].endswith(" s") and len(lines) == 5
     stats = json.loads(proc.stdout)  # stdout is the JSON and nothing else
@@ -141,7 +141,7 @@ def test_stderr_display_is_a_bar_at_a_terminal_and_lines_elsewhere(terminal: boo
     else:
         assert out.splitlines()[:2] == [
             f"{PREFIX}parsing 2 source files",
-            f"{PREFIX}embedding 40 texts (paragraphs, their sentences and players' questions)",
+            f"{PREFIX}embedding 40 texts (paragraphs and players' questions)",
         ]
         assert "\r" not in out and len(out.splitlines()) == 3
     assert out.splitlines()[-1].startswith(f"{PREFIX}done in ")
