@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,18 +274,14 @@ def _build_names(st: State) -> None:
     st.names = Completer(complete, display)
 
 
-def _body_df(st: State) -> Counter[str] | dict[str, int]:
-    """How many entries use each word stem in their text: the index's own document frequency of the body
-    field when the word arrays are there (the same counts as stemming every folded word of every entry, on the
-    shipped corpus, without reading every text again: that took about a second at 100 times its size)."""
+def _body_df(st: State) -> dict[str, int]:
+    """How many entries use each word stem in their text: the index's own document frequency of the body field
+    (the same counts as stemming every folded word of every entry, on the shipped corpus, without reading every
+    text again: that took about a second at 100 times its size)."""
     lex = st.lex
-    if lex is not None:
-        df = np.diff(lex.ptr["body"])
-        return {term: int(df[i]) for term, i in lex.term_id.items() if df[i]}
-    counts: Counter[str] = Counter()
-    for e in st.corpus.entries:
-        counts.update({stem(w) for w in fold(e.text).split()})
-    return counts
+    assert lex is not None  # ``build_state`` sets it before the name tables
+    df = np.diff(lex.ptr["body"])
+    return {term: int(df[i]) for term, i in lex.term_id.items() if df[i]}
 
 
 def _display(e: Entry) -> str:

@@ -115,14 +115,10 @@ def make_schema() -> Schema:
     )
 
 
-def name_variants(name: str) -> list[str]:
-    """Folded spellings of a title: itself, without a parenthetical, joined across it, each side of a slash."""
-    return list(_name_variants(name))
-
-
 @functools.lru_cache(maxsize=1 << 16)
-def _name_variants(name: str) -> tuple[str, ...]:
-    """``name_variants``, kept: opening an index folds every title twice (its digest, then the name tables)."""
+def name_variants(name: str) -> tuple[str, ...]:
+    """Folded spellings of a title: itself, without a parenthetical, joined across it, each side of a slash.
+    Cached: opening an index folds every title twice (its digest, then the name tables)."""
     out = [fold(name)]
     if "(" in name:
         out.append(fold(name.split("(")[0]))

@@ -45,7 +45,7 @@ def longest_run(
     none of ``SHORTEST`` words or more."""
     if not seeds or len(paragraph) < SHORTEST:
         return 0
-    if isinstance(paragraph, tuple) and seeds.isdisjoint(paragraph_grams(paragraph)):
+    if seeds.isdisjoint(paragraph_grams(tuple(paragraph))):
         return 0  # most paragraphs share no three-word run with the question: no walk through them
     text = " " + " ".join(question) + " "
     best = 0
@@ -63,5 +63,5 @@ def longest_run(
 
 @lru_cache(maxsize=8192)
 def paragraph_grams(paragraph: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
-    """A rule paragraph's runs of ``SHORTEST`` words (cached with ``paragraph_words``, whose tuples it is given)."""
+    """A paragraph's runs of ``SHORTEST`` words, cached (rule paragraphs come back question after question)."""
     return frozenset(paragraph[i : i + SHORTEST] for i in range(len(paragraph) - SHORTEST + 1))

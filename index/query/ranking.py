@@ -23,11 +23,8 @@ and the fit on all questions, which is what ``DEFAULT`` and ``WORDS_ONLY`` hold.
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -143,19 +140,21 @@ def evidence(
     With the model, the words are read and scored in a worker thread while this thread runs the model and the
     vector scan: onnxruntime lets go of the GIL while it runs, which is when the worker gets it, so on a host with
     a free core the word stage (and the word columns' part of the fusion, ``Evidence.word_sums``) costs no time
-    of its own. The model starts on a quick look at the question's words (``_has_content``); its run counts only
-    if the parser finds content words too.
+    of its own; one the worker has not started by then is cancelled and done here. The model starts on a quick
+    look at the question's words (``_has_content``); its run counts only if the parser finds content words too.
     """
     allowed = _filter(st, source, since)
     model = semantic and st.embedder is not None and st.scan is not None
     meaning: tuple[np.ndarray, float, np.ndarray] | None = None
     if model and _has_content(question):
-        stage = _Claimed(lambda: _word_evidence(st, question, allowed, True))
-        _WORD_STAGES.submit(stage.run)
+        pending = _WORD_STAGES.submit(_word_evidence, st, question, allowed, True)
         try:
             meaning = _meaning(st, question)
-        finally:
-            ev, content = stage.result()
+        except BaseException:
+            pending.cancel()
+            raise
+        # a worker that has not started it yet (no free core on a busy host) is not waited for: it is done here
+        ev, content = _word_evidence(st, question, allowed, True) if pending.cancel() else pending.result()
     else:
         ev, content = _word_evidence(st, question, allowed, False)
         if ev is not None and model and content:
@@ -223,42 +222,6 @@ def _word_evidence(
 
 # Two workers: the bot's two lookup threads can each have a word stage under way beside their model run.
 _WORD_STAGES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="word-stage")
-
-R = TypeVar("R")
-
-
-class _Claimed(Generic[R]):
-    """A job that whichever thread comes first runs: the worker it was handed to, or the thread that needs its
-    result. On a busy host the worker may not get a core before the model has run; then the searching thread
-    does the job itself instead of waiting for the worker to be scheduled."""
-
-    def __init__(self, job: Callable[[], R]) -> None:
-        self._job = job
-        self._claim = threading.Lock()
-        self._done = threading.Event()
-        self._value: R | None = None
-        self._error: BaseException | None = None
-
-    def run(self) -> bool:
-        """Run the job unless another thread has; True when this call ran it."""
-        if not self._claim.acquire(blocking=False):
-            return False
-        try:
-            self._value = self._job()
-        except BaseException as exc:  # handed to the thread that asks for the result
-            self._error = exc
-        finally:
-            self._done.set()
-        return True
-
-    def result(self) -> R:
-        """The job's value (running it here if no thread has started it), or its exception raised here."""
-        if not self.run():
-            self._done.wait()
-        if self._error is not None:
-            raise self._error
-        return self._value  # type: ignore[return-value]
-
 
 def _has_content(question: str) -> bool:
     """A quick look: any word that is not a stop word (``parsing.query_terms`` decides; this only starts early)."""
@@ -568,11 +531,9 @@ def _quoted(
     assert lex is not None
     entry = st.corpus.entries[e]
     at = lex.unit_para[start : start + len(scores)].tolist()
-    paras = [quotes.paragraph_words(entry.paragraphs[p]) if 0 <= p < len(entry.paragraphs) else () for p in at]
-    if all(seeds.isdisjoint(quotes.paragraph_grams(words)) for words in paras):
-        return scores  # no paragraph shares a three-word run with the question (most entries, most questions)
-    title = frozenset(quotes.words(entry.title))
-    runs = [quotes.longest_run(said, seeds, words, title) for words in paras]
+    title = frozenset(quotes.paragraph_words(entry.title))
+    runs = [quotes.longest_run(said, seeds, quotes.paragraph_words(entry.paragraphs[p]), title)
+            if 0 <= p < len(entry.paragraphs) else 0 for p in at]
     if max(runs) < quotes.SHORTEST:
         return scores
     top = float(scores.max()) if float(scores.max()) > 0 else 1.0

@@ -254,38 +254,35 @@ def test_own_title_matches_of_a_word_in_many_titles(engine: Engine) -> None:
     assert comps.para_own[own_units].any() and not comps.para_own[~own_units].any()
 
 
-def test_a_claimed_job_runs_once_in_whichever_thread_comes_first() -> None:
+def test_a_word_stage_no_worker_has_started_is_done_by_the_searching_thread(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy host the worker may not get a core before the model has run: the search then cancels the job and
+    does it itself, and gets the same evidence, instead of waiting for the worker to be scheduled."""
     import threading
+    from concurrent.futures import ThreadPoolExecutor
 
-    ran: list[str] = []
-    job = ranking._Claimed(lambda: ran.append(threading.current_thread().name) or len(ran))
-    assert job.result() == 1 and ran == [threading.current_thread().name]  # nobody else started it: run here
-    assert job.run() is False and job.result() == 1 and len(ran) == 1  # never twice
+    st = engine._st
+    question = "can I shoot a personality that has followers"
+    expected = ranking.evidence(st, question)
+    busy, release = ThreadPoolExecutor(max_workers=1), threading.Event()
+    busy.submit(release.wait, 30)  # the only worker is taken for the whole search
+    ran_in: list[str] = []
+    real = ranking._word_evidence
 
-    gate = threading.Event()
-    slow = ranking._Claimed(lambda: gate.wait(5) and "from the worker")
-    worker = threading.Thread(target=slow.run, name="worker")
-    worker.start()
-    while not slow._claim.locked():  # the worker has claimed it
-        threading.Event().wait(0.001)
-    gate.set()
-    assert slow.result() == "from the worker"  # waited for the worker instead of running it again
-    worker.join()
+    def spy(*args: Any) -> Any:
+        ran_in.append(threading.current_thread().name)
+        return real(*args)
 
-    def boom() -> None:
-        raise ValueError("bad question")
-
-    failing = ranking._Claimed(boom)
-    with pytest.raises(ValueError, match="bad question"):
-        failing.result()
-
-    runs: list[int] = []
-    many = [ranking._Claimed(lambda k=k: runs.append(k) or threading.current_thread().name) for k in range(200)]
-    racers = [threading.Thread(target=lambda: [m.run() for m in many]) for _ in range(3)]
-    for t in racers:
-        t.start()
-    values = [m.result() for m in many]
-    for t in racers:
-        t.join()
-    assert len(values) == 200 and all(isinstance(v, str) for v in values)
-    assert sorted(runs) == list(range(200))  # each job ran exactly once among four threads
+    monkeypatch.setattr(ranking, "_WORD_STAGES", busy)
+    monkeypatch.setattr(ranking, "_word_evidence", spy)
+    try:
+        ev = ranking.evidence(st, question)
+    finally:
+        release.set()
+        busy.shutdown(wait=True)
+    assert ran_in == [threading.current_thread().name]  # done here, once; the queued job was cancelled
+    assert ev is not None and expected is not None
+    assert np.array_equal(ev.semantic, expected.semantic) and ev.word_sums is not None
+    a, b = ranking.fuse_scaled(st, ev), ranking.fuse_scaled(st, expected)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
