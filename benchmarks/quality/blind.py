@@ -1,8 +1,11 @@
-"""Scores the blind sets written on 2026-11-26 (``benchmarks/heldout_paragraphs_2026-11.json`` and
-``benchmarks/unanswerable_2026-11.json``) through the judge, as a player sees the answer.
+"""Scores the blind sets through the judge, as a player sees the answer: those written on 2026-11-26
+(``benchmarks/heldout_paragraphs_2026-11.json``, ``benchmarks/unanswerable_2026-11.json``) and on 2026-11-27
+(``heldout_paragraphs_2026-11-27.json``, ``unanswerable_2026-11-27.json``), each pair reported apart.
 
-They were written from the rule documents alone, by a helper who saw no eval set, test, doc, kept question
-or thesaurus, and committed before any change they measure: never tune on them. What is scored is what
+They were written from the rule documents alone, by helpers who saw no eval set, test, doc, kept question
+or thesaurus, and committed before any change they measure: never tune on them. The 2026-11-26 pair has
+since been read while working on the paragraph choice (its misses were looked at), so the 2026-11-27 pair is
+the one that is still blind; both are kept so the figures stay comparable over time. What is scored is what
 ``/ask`` shows, not an internal ranking:
 
 - *entry top-1 / top-3*: the expected entry quoted by the first / one of the first three results;
@@ -27,6 +30,11 @@ from index.engine import Engine
 HERE = Path(__file__).resolve().parent.parent
 PARAGRAPHS = HERE / "heldout_paragraphs_2026-11.json"
 UNANSWERABLE = HERE / "unanswerable_2026-11.json"
+# The blind pairs by the date they were written: (answerable questions, unanswerable questions)
+SETS = {
+    "2026-11-26": (PARAGRAPHS, UNANSWERABLE),
+    "2026-11-27": (HERE / "heldout_paragraphs_2026-11-27.json", HERE / "unanswerable_2026-11-27.json"),
+}
 # In-sample counterparts, which may be tuned on: the eval and held-out questions (answerable), the eval set's
 # off-topic questions and ``unanswerable_insample.json`` (in-domain questions the sources do not answer).
 EVAL = HERE / "eval_questions.json"
@@ -58,9 +66,14 @@ def shown(judge: Judge, question: str) -> Shown:
 
 
 def score(engine: Engine) -> dict[str, Any]:
+    """Every blind pair in ``SETS``, by the date it was written."""
     judge = Judge(engine)
+    return {written: score_pair(judge, *paths) for written, paths in SETS.items()}
+
+
+def score_pair(judge: Judge, paragraphs: Path, unanswerable: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    data = json.loads(PARAGRAPHS.read_text("utf-8"))["questions"]
+    data = json.loads(paragraphs.read_text("utf-8"))["questions"]
     rows = []
     for q in data:
         s = shown(judge, q["q"])
@@ -89,7 +102,7 @@ def score(engine: Engine) -> dict[str, Any]:
         "said unsure": _share(rows, "unsure"),
         "misses": [r for r in rows if not r["paragraph"]],
     }
-    nope = json.loads(UNANSWERABLE.read_text("utf-8"))["questions"]
+    nope = json.loads(unanswerable.read_text("utf-8"))["questions"]
     unsure = [shown(judge, q["q"]).unsure for q in nope]
     out["unanswerable"] = {
         "n": len(nope),
@@ -129,8 +142,12 @@ def _share(rows: list[dict[str, Any]], key: str) -> float:
 
 
 def format_blind(result: dict[str, Any]) -> str:
+    return "\n\n".join(_format_pair(written, pair) for written, pair in result.items())
+
+
+def _format_pair(written: str, result: dict[str, Any]) -> str:
     a, u = result["answerable"], result["unanswerable"]
-    lines = [f"blind paragraph set ({a['n']} questions, written 2026-11-26, never tuned on):"]
+    lines = [f"blind paragraph set ({a['n']} questions, written {written}, never tuned on):"]
     lines += [f"  {k}: {v}%" for k, v in a.items() if k not in ("n", "misses")]
     lines.append(f"unanswerable set ({u['n']} questions): said unsure {u['said unsure']}%")
     lines.append("paragraph misses (expected entry [paragraphs] -> quoted (entry, paragraph) of the first three):")
