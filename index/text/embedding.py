@@ -3,7 +3,7 @@
 Players ask in their own words ("can my courtier kill himself to cut down an honor loss"),
 which share few words with the rule that answers them; a sentence-embedding model places
 the question near the paragraph by meaning. The model ships inside this package
-(``models/all-MiniLM-L6-v2-int8``: int8 ONNX, its tokenizer, licence and a README saying
+(``models/all-MiniLM-L6-v2-l5r-int8``: int8 ONNX, its tokenizer, licence and a README saying
 where it comes from). ``L5R_EMBEDDING_MODEL`` points at another folder of the same layout,
 or is ``off``. A model that is missing or fails to load costs one log line: search then
 ranks by words alone and still answers.
@@ -26,7 +26,7 @@ log = logging.getLogger("index")
 
 ENV_MODEL = "L5R_EMBEDDING_MODEL"
 OFF = "off"
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "all-MiniLM-L6-v2-int8"
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "all-MiniLM-L6-v2-l5r-int8"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 POOLING_FILE = Path("1_Pooling") / "config.json"

@@ -5,7 +5,7 @@ Target. Ordinary English was "corrected" too: "is it good to ..." searched for g
 water. A word that is real English is what the player meant, so it is not corrected.
 
 Which words are English: the whole-word entries of the WordPiece vocabulary of the embedding model
-that ships inside this package (``models/all-MiniLM-L6-v2-int8/tokenizer.json``, BERT's uncased
+that ships inside this package (``models/all-MiniLM-L6-v2-l5r-int8/tokenizer.json``, BERT's uncased
 vocabulary): about 21,700 words picked by frequency, already installed, no download and no new
 dependency. Measured on one-letter typos of every rule word (330,000 of them) it leaves 16 non-words
 uncorrected, and it recognises 2,831 of the 3,870 common English words (723 of the 724 most common)

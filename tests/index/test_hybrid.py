@@ -52,7 +52,7 @@ def test_build_folder_holds_arrays_and_vectors(engine: Engine) -> None:
     for name in (lexical.FILE, vectors.FILE, vectors.META):
         assert (st.index_path / name).is_file(), name
     assert st.vectors.shape == (st.lex.n_units, 384)
-    assert engine.stats()["embedding_model"] == "all-MiniLM-L6-v2-int8"
+    assert engine.stats()["embedding_model"] == "all-MiniLM-L6-v2-l5r-int8"
 
 
 def test_lexical_arrays_agree_with_whoosh_postings(engine: Engine) -> None:
