@@ -71,15 +71,15 @@ class Weights:
     paragraph's to the best), so a weight says how much that evidence counts, whatever the question.
     """
 
-    para: float = 0.04
-    meaning: float = 0.35
-    asked: float = 1.71
-    expand_para: float = 0.18
-    body: float = 0.72
-    title: float = 0.09
-    exact: float = 0.46
+    para: float = 0.0
+    meaning: float = 0.81
+    asked: float = 1.44
+    expand_para: float = 0.15
+    body: float = 0.55
+    title: float = 0.13
+    exact: float = 0.38
     section: float = 0.0
-    expand_body: float = 0.63
+    expand_body: float = 0.54
     expand_title: float = 0.0
     cutoff: float = 0.05  # keep entries the fitted model finds at least this fraction as likely as the best
     floor: float = 0.3  # best paragraph cosine below this, with few question words found: nothing is close
@@ -99,7 +99,7 @@ WORDS_ONLY = Weights(
 )
 # Which paragraph of an entry is quoted: fitted alike (``benchmarks.quality.training.fit_choice``) to the
 # questions that name their answering paragraph (both sets); only the paragraph-level columns count.
-CHOOSE = Weights(para=0.69, meaning=0.26, asked=1.22, expand_para=0.28, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
+CHOOSE = Weights(para=0.48, meaning=0.73, asked=1.14, expand_para=0.27, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
 
 
 @dataclass
