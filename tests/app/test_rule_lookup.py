@@ -3,6 +3,7 @@ not to exist, and a name that names no section is answered with the closest text
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +41,9 @@ def test_a_section_that_would_stand_inside_the_copy_is_said_to_be_missing(judge:
 def test_a_name_that_names_no_section_says_so_before_the_closest_text(judge: Judge) -> None:
     answer = judge.rule("personalities")
     for shown in (to_text(answer), discord_text(answer)):
-        assert "No section is named “personalities”; the closest by its words is Performing" in shown
+        # which guideline is closest is the ranking's call (Performing with the stock model, Player Abilities with
+        # the tuned one); what matters is that the answer says there is no such section before showing it
+        assert re.search(r"No section is named “personalities”; the closest by its words is [A-Z]", shown), shown
     named = to_text(judge.rule("deck construction"))  # a real name: no such line
     assert "No section is named" not in named and named.startswith("Deck Construction")
 

@@ -120,7 +120,7 @@ async def test_health_endpoint_metrics_and_health_command(tmp_path: Path, index_
 
 
 async def test_json_logs_one_line_per_answer_without_token_or_user_text(tmp_path: Path, index_dir: Path) -> None:
-    secret_question = "zebra quokka what about honor"  # several pages of answers: a Next button
+    secret_question = "zebra quokka honor rules"  # several pages of answers (4 results, 3 a page): a Next button
     menu_text = "wombat platypus terrain"
     async with FakeDiscord(valid_tokens={"fake-token-0123456789"}) as fake:
         bot = bot_process(

@@ -87,7 +87,9 @@ def test_good_in_a_question_does_not_bring_gold_rules(engine: Engine, monkeypatc
     monkeypatch.setattr(english, "SOURCE", Path("/nonexistent/tokenizer.json"))
     before = {q: engine.search(q) for q in questions}
     gold_before = {q: [h.entry.id for h in hits if "gold" in marked(h)] for q, hits in before.items()}
-    assert all(gold_before.values()), gold_before  # "good" read as "gold" found gold rules for both questions
+    # "good" read as "gold" found gold rules (for both questions with the stock model; with the tuned one of
+    # 2026-11-27 the ambush question's answers no longer include one, the recruiting question's still do)
+    assert gold_before["is a good personality worth recruiting?"], gold_before
     monkeypatch.undo()
     for q in questions:  # with the check: the same questions, and no hit quoted for its gold any more
         assert not any("gold" in marked(h) for h in engine.search(q)), q
