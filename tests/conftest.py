@@ -150,3 +150,39 @@ def index_copy(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
         return folder
 
     return copy
+
+
+# -- a bounded wait for tasks left over when an event loop closes ----------------------------------------
+
+import asyncio  # noqa: E402
+import asyncio.runners  # noqa: E402
+
+LEFTOVER_WAIT = 60.0  # seconds a closing test loop waits for its cancelled leftover tasks
+
+
+def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """``asyncio.runners._cancel_all_tasks`` with a time limit.
+
+    When pytest-asyncio closes a test loop it cancels the tasks still pending and waits for them without a limit. Once
+    in the session of 2026-11-27 a worker hung there after the last test of some module (which one was not found: the
+    run was quiet and the stack showed only the wait), and a hung suite is worse than a failed one: it tells nothing.
+    Here the wait ends after ``LEFTOVER_WAIT``; each task still pending is named with its stack on the real stderr, so
+    the next such hang names its culprit instead of stalling the run. Errors of tasks that did end are reported as the
+    original does."""
+    pending = asyncio.all_tasks(loop)
+    if not pending:
+        return
+    for task in pending:
+        task.cancel()
+    done, stuck = loop.run_until_complete(asyncio.wait(pending, timeout=LEFTOVER_WAIT))
+    for task in stuck:
+        print(f"\nleftover task ignored its cancellation for {LEFTOVER_WAIT:.0f} s: {task!r}", file=sys.__stderr__)
+        task.print_stack(file=sys.__stderr__)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {"message": "unhandled exception during asyncio.run() shutdown", "exception": task.exception(),
+                 "task": task})
+
+
+asyncio.runners._cancel_all_tasks = _cancel_leftover_tasks  # type: ignore[attr-defined]
