@@ -61,6 +61,9 @@ class Hit:
     # the fitted ranking's chance that this entry answers (its softmax over all entries); None: not ranked so
     # (a server ruling, a lookup); below ``UNSURE`` for every hit when no rule stands out
     confidence: float | None = None
+    # the question is unlike every kept players' question (``ranking.unlike_asked``): no rule stands out, however
+    # high ``confidence`` is (the same for every hit of one question)
+    unlike_asked: bool = False
     # found by the words of its text, not by its name or number (a section lookup that named nothing)
     by_text: bool = False
     # The sentence(s) of ``quote`` that answer (at most two; none when it is one sentence or none stands
@@ -106,6 +109,7 @@ class Hit:
             "url": e.url,
             "score": round(self.score, 4),
             "confidence": round(self.confidence, 3) if self.confidence is not None else None,
+            "unlike_asked": self.unlike_asked,
         }
 
 

@@ -109,9 +109,10 @@ def own_dates(entry: Entry, changes: Sequence[Change]) -> list[Change]:
 
 
 def unsure(hits: Sequence[Hit]) -> bool:
-    """Whether no ranked hit stands out (each below ``UNSURE``); hits not ranked so (a server ruling) don't count."""
-    ranked = [h.confidence for h in hits if h.confidence is not None]
-    return bool(ranked) and max(ranked) < UNSURE
+    """Whether no ranked hit stands out: each is below ``UNSURE``, or the question is unlike every kept players'
+    question (``Hit.unlike_asked``); hits not ranked so (a server ruling) don't count."""
+    ranked = [h for h in hits if h.confidence is not None]
+    return bool(ranked) and (max(h.confidence or 0.0 for h in ranked) < UNSURE or ranked[0].unlike_asked)
 
 
 class Composer:

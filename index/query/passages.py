@@ -36,11 +36,13 @@ def search_with_evidence(
     terms = ev.terms if ev is not None else {}
     entries = st.corpus.entries
     chance = ev.chance if ev is not None else None
+    unlike = ev is not None and ranking.unlike_asked(ev)
     hits = []
     for n, p, score in rows:
         hit = make_hit(st, entries[n], score, terms, paragraph=p)
         if chance is not None:
             hit.confidence = float(chance[n])
+            hit.unlike_asked = unlike
         hits.append(hit)
     return hits, ev
 

@@ -330,3 +330,20 @@ def test_an_answer_says_when_no_rule_stands_out(judge: Judge, engine: Engine) ->
     assert note not in dm.render(judge.ask(clear)).pages[0].description
     assert plain_text(UNSURE_NOTE) not in to_text(judge.ask(clear))
     assert hits[0].to_dict()["confidence"] == round(hits[0].confidence, 3)
+
+
+def test_a_question_unlike_every_kept_question_says_no_rule_stands_out(judge: Judge, engine: Engine) -> None:
+    """"what is the penalty for slow play at a tournament": the loaded rules have no penalties, yet the ranking
+    gives its best entry a fair chance; no kept players' question is like it, so the answer says it is unsure."""
+    odd = "what is the penalty for slow play at a tournament"
+    hits = engine.search(odd, limit=ASK_LIMIT)
+    assert hits and max(h.confidence or 0 for h in hits) >= UNSURE  # premise: the chance alone would not say so
+    assert all(h.unlike_asked for h in hits) and hits[0].to_dict()["unlike_asked"] is True
+    assert plain_text(UNSURE_NOTE) in to_text(judge.ask(odd))
+    # a question that names an entry outright is answered by that entry, however unlike the kept questions it is
+    named = "what happens when a Personality with Cavalry is sent home"
+    hits = engine.search(named, limit=ASK_LIMIT)
+    assert hits and not any(h.unlike_asked for h in hits)
+    assert plain_text(UNSURE_NOTE) not in to_text(judge.ask(named))
+    clear = engine.search("is a terrain an enemy card", limit=ASK_LIMIT)
+    assert not clear[0].unlike_asked
