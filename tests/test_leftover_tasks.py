@@ -9,7 +9,6 @@ import contextlib
 import io
 import sys
 
-import conftest
 import pytest
 
 
@@ -20,8 +19,9 @@ async def _stubborn() -> None:
 
 
 def test_a_task_ignoring_cancellation_is_named_and_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert asyncio.runners._cancel_all_tasks is conftest._cancel_leftover_tasks  # type: ignore[attr-defined]
-    monkeypatch.setattr(conftest, "LEFTOVER_WAIT", 0.2)
+    installed = asyncio.runners._cancel_all_tasks  # type: ignore[attr-defined]
+    assert installed.__name__ == "_cancel_leftover_tasks"  # tests/conftest.py put the guard in place
+    monkeypatch.setitem(installed.__globals__, "LEFTOVER_WAIT", 0.2)  # the wait of the guard actually installed
     err = io.StringIO()
     monkeypatch.setattr(sys, "__stderr__", err)
 

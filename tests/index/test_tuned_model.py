@@ -47,9 +47,10 @@ def test_training_pairs_are_every_kept_question_with_its_paragraph_as_indexed(tm
     of_a_paragraph = [t for t, u in zip(kept.texts, kept.owner, strict=True) if paragraph_of[u] >= 0]
     assert len(of_a_paragraph) < len(kept.texts)  # premise: some are kept for a heading with no paragraph
     assert [r["q"] for r in data["pairs"]] == of_a_paragraph  # none left out, none made up, in index order
+    records = asked.read()
     for row in data["pairs"][::97]:
         entry = by_id[row["entry"]]
         assert row["pos"] == embed_text(entry, row["p"])  # the paragraph as the index embeds it
-        assert row["q"] in asked.read()[(entry.id, asked.digest(entry.paragraphs[row["p"]]))]
+        assert row["q"] in records[(entry.id, asked.digest(entry.paragraphs[row["p"]]))]
         assert row["pos"] not in row["sibs"] and len(row["sibs"]) == len(entry.paragraphs) - 1
     assert len(data["paras"]) == sum(len(e.paragraphs) for e in corpus.entries)

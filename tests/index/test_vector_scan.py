@@ -204,6 +204,21 @@ def test_median_is_numpys_bit_for_bit(n: int) -> None:
         assert ranking._median(v) == float(np.median(v))
 
 
+def _word_stage_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that run the word stage from now on (``ranking._word_evidence`` spied on)."""
+    import threading
+
+    names: list[str] = []
+    real = ranking._word_evidence
+
+    def spy(*args: Any) -> Any:
+        names.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(ranking, "_word_evidence", spy)
+    return names
+
+
 def test_word_stage_beside_the_model_gives_the_serial_evidence(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,16 +227,7 @@ def test_word_stage_beside_the_model_gives_the_serial_evidence(
     st = engine._st
     questions = benchmark_questions()[:60] + ["the", "???", "honor"]
     overlapped = [ranking.evidence(st, q) for q in questions]
-    calls: list[str] = []
-    real = ranking._word_evidence
-
-    def spy(*args: Any) -> Any:
-        import threading
-
-        calls.append(threading.current_thread().name)
-        return real(*args)
-
-    monkeypatch.setattr(ranking, "_word_evidence", spy)
+    calls = _word_stage_threads(monkeypatch)
     for question in questions[:20]:
         ranking.evidence(st, question)
     # once per question, by the worker or (when the worker had not started it yet) by the searching thread
@@ -267,15 +273,8 @@ def test_a_word_stage_no_worker_has_started_is_done_by_the_searching_thread(
     expected = ranking.evidence(st, question)
     busy, release = ThreadPoolExecutor(max_workers=1), threading.Event()
     busy.submit(release.wait, 30)  # the only worker is taken for the whole search
-    ran_in: list[str] = []
-    real = ranking._word_evidence
-
-    def spy(*args: Any) -> Any:
-        ran_in.append(threading.current_thread().name)
-        return real(*args)
-
     monkeypatch.setattr(ranking, "_WORD_STAGES", busy)
-    monkeypatch.setattr(ranking, "_word_evidence", spy)
+    ran_in = _word_stage_threads(monkeypatch)
     try:
         ev = ranking.evidence(st, question)
     finally:
