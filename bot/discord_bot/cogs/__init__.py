@@ -22,16 +22,19 @@ log = logging.getLogger("bot")
 PRIVATE = "Only you see the answer (you can still post it in the channel)"
 
 
-def _cooldown(interaction: discord.Interaction) -> app_commands.Cooldown | None:
-    settings = interaction.client.settings  # type: ignore[attr-defined]
-    if settings.cooldown_seconds <= 0:
-        return None
-    return app_commands.Cooldown(settings.cooldown_rate, settings.cooldown_seconds)
-
-
 def user_cooldown() -> Callable:
-    """Per-user rate limit from settings (COOLDOWN_RATE per COOLDOWN_SECONDS; 0 seconds turns it off)."""
-    return app_commands.checks.dynamic_cooldown(_cooldown, key=lambda i: i.user.id)
+    """Per-user rate limit of one command, from settings (COOLDOWN_RATE per COOLDOWN_SECONDS; 0 seconds
+    turns it off). Over the limit: discord.py's ``CommandOnCooldown``, answered by the bot's error handler."""
+
+    async def predicate(interaction: discord.Interaction) -> bool:
+        cooldowns = interaction.client.command_cooldowns  # type: ignore[attr-defined]
+        command = interaction.command.qualified_name if interaction.command else "?"
+        wait = cooldowns.retry_after((command, interaction.user.id), interaction.created_at.timestamp())
+        if wait is not None:
+            raise app_commands.CommandOnCooldown(app_commands.Cooldown(cooldowns.rate, cooldowns.per), wait)
+        return True
+
+    return app_commands.check(predicate)
 
 
 def lookup_command(name: str, description: str, **options: str) -> Callable[[Callable], app_commands.Command]:
