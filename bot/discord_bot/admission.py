@@ -217,7 +217,10 @@ class Responder:
                 future.set_exception(Expired())
                 continue
             try:
-                result = await asyncio.wait_for(call(), timeout)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation that
+                # arrives as the call completes, and this loop would then outlive close() (a stop that hangs)
+                async with asyncio.timeout(timeout):
+                    result = await call()
             except Exception as exc:  # handed to the caller, who knows what it means
                 if not future.done():
                     future.set_exception(exc)

@@ -114,8 +114,9 @@ class Intake:
         if self._open.is_set():
             return
         self.gate_waits += 1
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._open.wait(), GATE_MAX)
+        with contextlib.suppress(TimeoutError):  # asyncio.timeout: a shard's cancellation is never swallowed
+            async with asyncio.timeout(GATE_MAX):
+                await self._open.wait()
 
     @property
     def waiting(self) -> int:
