@@ -144,15 +144,45 @@ def _document(record: Record) -> str:
 
 
 async def _index(pages: Path, out: Path) -> int:
-    """Index the record pages in ``pages`` into ``out``; returns how many pages Pagefind indexed."""
-    from pagefind.index import PagefindIndex  # here: ruff's isort takes "pagefind.index" for this project's index
+    """Index the record pages in ``pages`` into ``out``; returns how many pages Pagefind indexed.
 
-    # output_path in the config, not only in write_files: leaving the ``async with`` writes the files once
-    # more to the configured path, which defaults to ./pagefind in the caller's working folder.
+    The service is driven directly rather than through ``PagefindIndex``'s context, which writes the files
+    on leaving and then terminates the service at once: on a loaded 2-core machine the entry file was found
+    empty or missing after that, twice in a row in one suite run beside a CPU-bound process. Here the files
+    are written once, and the service is only closed when they are whole on disk (``_settled``)."""
+    from pagefind.service import PagefindService
+
     config = {"exclude_selectors": EXCLUDED, "force_language": "en", "output_path": str(out)}
-    async with PagefindIndex(config) as index:  # type: ignore[arg-type]
+    async with PagefindService() as service:
+        index = await service.create_index(config)  # type: ignore[arg-type]
         done = await index.add_directory(str(pages))
+        await index.write_files(str(out))
+        await _settled(out, _INDEX_SECONDS / 2)
     return int(done["page_count"])
+
+
+def _snapshot(out: Path) -> dict[str, int] | None:
+    """Every file's size under ``out``, or None while the entry file is missing or not whole JSON."""
+    try:
+        if not json.loads((out / "pagefind-entry.json").read_text(encoding="utf-8")):
+            return None
+        return {str(f): f.stat().st_size for f in out.rglob("*") if f.is_file()}
+    except (OSError, ValueError):
+        return None
+
+
+async def _settled(out: Path, wait: float) -> bool:
+    """Wait (up to ``wait`` seconds) until the entry file is whole and no file under ``out`` changed size
+    between two looks 0.2 s apart: the service may still be writing after it answered."""
+    deadline = time.monotonic() + wait
+    last = None
+    while time.monotonic() < deadline:
+        now = _snapshot(out)
+        if now is not None and now == last:
+            return True
+        last = now
+        await asyncio.sleep(0.2)
+    return False
 
 
 def _run_apart(pages: Path, out: Path) -> int:
@@ -165,8 +195,7 @@ def _run_apart(pages: Path, out: Path) -> int:
 def _written(out: Path, wait: float = 5.0) -> bool:
     """Whether Pagefind's entry file in ``out`` is there and whole JSON, waiting up to ``wait`` seconds for it.
 
-    Pagefind's service answers "written" and is then closed; on a loaded 2-core machine the entry file was once
-    found empty right after (the browser then has no search). A site is only reported built when it is whole."""
+    A site is only reported built when it is whole (an empty entry file leaves the browser without search)."""
     entry = out / "pagefind-entry.json"
     deadline = time.monotonic() + wait
     while True:
