@@ -125,7 +125,10 @@ class BotProcess:
         raise TimeoutError(f"the bot did not become healthy in {timeout} s:\n{self.log_text()[-3000:]}")
 
     def _guilds_sent(self) -> bool:
-        return all(any(e["t"] == "GUILD_CREATE" for e in s.events) for s in self.fake.live_sessions())
+        # at least one session: the bot's health says "connected" from HELLO on, and on a loaded machine the
+        # fake had not yet handled the IDENTIFY (no session at all, so "every session" was vacuously true)
+        sessions = self.fake.live_sessions()
+        return bool(sessions) and all(any(e["t"] == "GUILD_CREATE" for e in s.events) for s in sessions)
 
     def send_signal(self, signum: int = signal.SIGTERM) -> None:
         assert self.proc is not None
