@@ -49,8 +49,12 @@ async def world(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Asy
         async with FakeDiscord() as fake:
             role = fake.new_role("Judges")
             judge = fake.new_member("Ann", roles=[role])
+            # The database's time limit is generous here: what is tested is that a big import runs beside
+            # other users and is audited once, not how fast 3,000 rows are written (at load average 13, beside
+            # two other test runs, the default 8 s was exceeded). tests/rulings cover the time limit itself.
             settings = Settings(token="fake-token", api_base=fake.api_base, index_dir=engine.index_dir,
-                                state_dir=state, cooldown_seconds=0, rulings_poll_seconds=0.5)  # fmt: skip
+                                state_dir=state, cooldown_seconds=0, rulings_poll_seconds=0.5,
+                                rulings_db_timeout=120.0)  # fmt: skip
             bot = JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)
             async with bot_running(fake, bot, "fake-token"):
                 await fake.invoke_command("ruling config judge-role", {"role": role}, user=fake.admin)
