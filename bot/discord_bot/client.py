@@ -200,6 +200,9 @@ class JudgeBot(commands.AutoShardedBot):
         self.intake.install(self._connection)
         self.health: HealthServer | None = None
         self.stopping = False  # set when close() begins: the health endpoint then says so
+        # Shards whose gateway session has had READY or RESUMED since the socket last closed: an open socket
+        # is not yet a session (HELLO comes before IDENTIFY is answered), and health says so.
+        self.sessions_ready: set[int] = set()
         self._stop_task: asyncio.Task[None] | None = None
 
     def _pause_gateway(self, paused: bool) -> int:
@@ -405,6 +408,16 @@ class JudgeBot(commands.AutoShardedBot):
         if left:
             log.warning("stopping: %d answer(s) still running after %.1f s; not waiting longer", len(left), grace)
         return not left
+
+    async def on_shard_connect(self, shard_id: int) -> None:
+        """discord.py dispatches this on a shard's READY."""
+        self.sessions_ready.add(shard_id)
+
+    async def on_shard_resumed(self, shard_id: int) -> None:
+        self.sessions_ready.add(shard_id)
+
+    async def on_shard_disconnect(self, shard_id: int) -> None:
+        self.sessions_ready.discard(shard_id)
 
     async def on_ready(self) -> None:
         log.info("ready as %s in %d guilds (shards %s)", self.user, len(self.guilds), self.shard_ids or "all")

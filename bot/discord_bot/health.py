@@ -1,9 +1,10 @@
 """The bot's own health and metrics over HTTP: ``/healthz`` and ``/metrics`` on ``HEALTH_PORT``.
 
 Health is what the running process knows, not a second look at the files on disk: every shard
-this process runs has an open gateway socket whose heartbeats are being acknowledged, and the
-index is loaded. ``/healthz`` answers 200 with the details as JSON when all hold, 503 otherwise
-(also while starting and while stopping). The container's HEALTHCHECK asks it
+this process runs has an open gateway socket with a session (READY or RESUMED received since it
+last closed) whose heartbeats are being acknowledged, and the index is loaded. ``/healthz``
+answers 200 with the details as JSON when all hold, 503 otherwise (also while starting and while
+stopping). The container's HEALTHCHECK asks it
 (``python -m bot health``). Its connections are bounded in number and in the time a request head may
 take (``bot.discord_bot.connection_limits``): it listens on 0.0.0.0 in the image.
 """
@@ -52,6 +53,7 @@ def gateway_status(bot: JudgeBot) -> dict[int, dict[str, Any]]:
         latency = info.latency if info is not None else None
         out[shard_id] = {
             "connected": connected,
+            "session": connected and shard_id in bot.sessions_ready,
             "heartbeat_ack_age_s": round(now - last_ack, 3) if connected and last_ack is not None else None,
             "latency_ms": round(latency * 1000, 2) if connected and latency not in (None, float("inf")) else None,
         }
@@ -69,6 +71,8 @@ def health_report(bot: JudgeBot) -> tuple[bool, dict[str, Any]]:
     for shard_id, info in shards.items():
         if not info["connected"]:
             problems.append(f"shard {shard_id}: gateway not connected")
+        elif not info["session"]:
+            problems.append(f"shard {shard_id}: gateway open, waiting for READY")
         elif info["heartbeat_ack_age_s"] is None or info["heartbeat_ack_age_s"] > ACK_GRACE:
             problems.append(f"shard {shard_id}: no heartbeat acknowledged for {ACK_GRACE:.0f} s")
     if not entries:

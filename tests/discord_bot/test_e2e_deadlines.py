@@ -9,6 +9,7 @@ of each deadline, so that what is asserted does not depend on how fast or loaded
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from fakediscord import FakeDiscord, bot_running, preserved_discord_urls
+from fakediscord import FakeDiscord, bot_running, point_discord_at, preserved_discord_urls
 
 from bot.app.settings import Settings
 from bot.discord_bot import admission
@@ -172,6 +173,30 @@ async def test_health_report_needs_a_connected_gateway_and_an_index(running, eng
     assert not ok and details["problems"] == ["shard 0: gateway not connected"]
     empty = JudgeBot(Settings(token="fake-token", index_dir=tmp_path / "index"))
     assert health_report(empty)[1]["problems"] == ["shard 0: gateway not connected", "index not loaded"]
+
+
+async def test_health_waits_for_ready_not_just_an_open_socket(engine, tmp_path: Path) -> None:
+    """HELLO opens the socket before IDENTIFY is answered: until READY the bot has no session to answer with."""
+    async with FakeDiscord() as fake:
+        fake.identify_hold = asyncio.Event()
+        settings = Settings(token="fake-token", api_base=fake.api_base, index_dir=tmp_path / "index")
+        bot = JudgeBot(settings, engine=engine, guild_ready_timeout=0.1)
+        with point_discord_at(fake.api_base, fake.gateway_url):
+            task = asyncio.create_task(bot.start("fake-token"))
+            try:
+                await fake.wait_for(lambda: bool(fake.identifies) or task.done(), 30, "the IDENTIFY")
+                ok, details = health_report(bot)
+                assert not ok and details["problems"] == ["shard 0: gateway open, waiting for READY"]
+                assert details["gateway"]["shards"]["0"]["connected"] is True
+                fake.identify_hold.set()
+                await fake.wait_for(lambda: health_report(bot)[0] or task.done(), 30, "health after READY")
+                assert health_report(bot)[1]["gateway"]["shards"]["0"]["session"] is True
+                await bot.close()
+                assert health_report(bot)[1]["gateway"]["shards"]["0"]["session"] is False
+            finally:
+                await bot.close()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(task, 10)
 
 
 async def test_close_drains_the_answer_in_flight_then_closes_with_1000(engine, tmp_path: Path, monkeypatch) -> None:

@@ -166,6 +166,8 @@ class GatewayMixin:
 
     async def _identify(self, conn: _Connection, d: dict[str, Any]) -> None:
         self.identifies.append({k: val for k, val in d.items() if k != "token"})
+        if self.identify_hold is not None:
+            await self.identify_hold.wait()
         if conn.session is not None:
             await conn.ws.close(code=4005, message=b"Already authenticated.")
             return

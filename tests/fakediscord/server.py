@@ -122,6 +122,8 @@ class FakeDiscord(
         self.sessions: dict[str, GatewaySession] = {}
         self.connections: list[_Connection] = []
         self.identifies: list[dict[str, Any]] = []
+        # When set, an IDENTIFY waits for it before READY is sent (a session opened but not yet ready).
+        self.identify_hold: asyncio.Event | None = None
         self.resume_requests: list[dict[str, Any]] = []
         self.heartbeats = 0
         self.gateway_queries: list[dict[str, str]] = []
