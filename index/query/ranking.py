@@ -551,9 +551,13 @@ UNLIKE_ASKED = 0.44
 
 
 def unlike_asked(ev: Evidence) -> bool:
-    """Whether the question is unlike every kept players' question and names no entry outright (a name is
-    evidence enough: "ninjitsu" is answered by the entries so named, whatever players asked)."""
-    return ev.asked_best is not None and ev.asked_best < UNLIKE_ASKED and not bool(ev.exact.any())
+    """Whether the question is unlike every kept players' question and is not just entries' names (a name said
+    alone is evidence enough: "ninjitsu" is answered by the entries so named, whatever players asked; a name said
+    in passing is not: "what happens when a Personality with Cavalry is sent home" asks what no loaded rule says).
+
+    Before 2026-11-27 (later) any name said exempted the question; on the in-sample sets the narrower exemption
+    flags one more of the 39 unanswerable questions (the Cavalry one) and none of the 293 answerable ones."""
+    return ev.asked_best is not None and ev.asked_best < UNLIKE_ASKED and not ev.names_only
 
 
 def is_close(ev: Evidence, w: Weights = DEFAULT) -> bool:

@@ -22,6 +22,12 @@ _END = re.compile(r"(?:\.\.\.|…|[.!?])[\"'”’)\]]*(?=\s)|\n")
 _STARTS = re.compile(r"\s*[\"'“‘(\[]*[A-Z0-9•\-–—*]")
 
 
+# A sentence that limits the one before it ("Kuon can use his ability while bowed. However, if the effect … is
+# applied to Kuon, he cannot"): read without it, the sentence before says the opposite of the ruling.
+_QUALIFIES = re.compile(
+    r"[\"'“‘(\[]*(?:however|but|unless|except|note that|in that case)\b", re.IGNORECASE
+)
+
 # A bracketed note standing alone: a change stamp, closed with "]" (or "}" as one copy has it).
 _STAMP_ONLY = re.compile(r"\[[^\[\]{}]*[\]}]\s*$")
 
@@ -70,8 +76,10 @@ def answering(
 ) -> list[tuple[int, int]]:
     """The sentence(s) of ``text`` that answer: those whose distinct question terms (``tokens``: the
     paragraph's analysed terms with offsets; ``weight``: as ``passages.choose`` weighs them) weigh at least
-    three quarters of the best one's. None when the paragraph is one sentence, when no sentence holds a
-    question term, or when more than ``most`` sentences (or all of them) are that close: nothing stands out.
+    three quarters of the best one's, each with the sentence right after it when that one qualifies it
+    ("However, …", "Unless …", "Note that …"). None when the paragraph is one sentence, when no sentence
+    holds a question term, when more than ``most`` sentences are that close, or when the marks would cover
+    every sentence: nothing stands out.
     """
     # A change stamp standing as its own "sentence" ("[ADDED Sept 20 2007]") is not one a judge would be
     # pointed to, and a one-sentence rule with a stamp is still one sentence: nothing to single out.
@@ -85,7 +93,12 @@ def answering(
     best = max(scores)
     if best <= 0:
         return []
-    chosen = [span for span, s in zip(spans, scores, strict=True) if s >= 0.75 * best]
-    if len(chosen) > most or len(chosen) == len(spans):
+    close = {k for k, s in enumerate(scores) if s >= 0.75 * best}
+    if len(close) > most:
         return []
-    return chosen
+    # a marked sentence brings the sentence that qualifies it, whatever words that one holds: a judge who reads
+    # only the marks must not read half a ruling
+    marked = close | {k + 1 for k in close if k + 1 < len(spans) and _QUALIFIES.match(text, spans[k + 1][0])}
+    if len(marked) == len(spans):
+        return []
+    return [spans[k] for k in sorted(marked)]

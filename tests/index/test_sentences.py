@@ -70,6 +70,22 @@ def test_a_change_stamp_is_not_a_sentence_to_single_out() -> None:
     assert [two[a:b] for a, b in chosen] == ["Ranged attacks target a Personality."]
 
 
+def test_a_sentence_that_qualifies_the_marked_one_is_marked_with_it() -> None:
+    """Read alone, "Kuon can use his ability while bowed" says the opposite of the ruling the "However" after it
+    gives: a mark never stops before the sentence that limits it, whatever words that one holds."""
+    text = ("Bowed cards act. Kuon can use his ability while bowed. However, a card effect can stop him. "
+            "Then discard.")
+    chosen = answering(text, tokens(text), {"kuon": 2.0, "ability": 1.0, "bowed": 1.0})
+    assert [text[a:b] for a, b in chosen] == ["Kuon can use his ability while bowed.",
+                                              "However, a card effect can stop him."]
+    unqualified = "Bowed cards act. Kuon can use his ability while bowed. Then a card effect can stop him. Then go."
+    assert [unqualified[a:b] for a, b in answering(unqualified, tokens(unqualified), {"kuon": 2.0})] == [
+        "Kuon can use his ability while bowed."]
+    # when the mark and its qualifier are the whole paragraph, nothing stands out: no mark at all
+    two = "Kuon can use his ability while bowed. But not when an effect says he cannot."
+    assert answering(two, tokens(two), {"kuon": 2.0, "ability": 1.0}) == []
+
+
 def test_an_example_brings_its_rule_and_a_rule_its_matching_example() -> None:
     paras = ["Follow the card.", "Example: a card that shoots.", "Rule two.", "For example, a duel."]
     assert companion(paras, 1, lambda k: False) == 0  # the example: its rule, always
@@ -114,3 +130,18 @@ def test_a_note_qualifying_a_rule_is_quoted_with_it(engine: Engine) -> None:
     assert hit.entry.id == "glossary:tactical"
     quoted = {hit.paragraph, hit.companion.paragraph if hit.companion else None}
     assert 3 in quoted and hit.entry.paragraphs[3].startswith("Note that")
+
+
+def test_the_even_if_example_is_not_marked_at_the_half_that_says_the_opposite(engine: Engine) -> None:
+    """A player asked whether Hida Kuon can still use his ability when an effect says he cannot while bowed:
+    the answer is the example's "However" sentence (he cannot), and its first sentence alone says he can."""
+    question = "hida kuon 'even if bowed' but opp hit him with cant use abilities while bowed, can he still use it"
+    hit = engine.search(question)[0]
+    assert hit.entry.id == "glossary:even-if"
+    for paragraph, marks in [(hit.paragraph, hit.sentence_spans)] + (
+        [(hit.companion.paragraph, hit.companion.sentence_spans)] if hit.companion else []
+    ):
+        text = hit.entry.paragraphs[paragraph]
+        marked = [text[a:b] for a, b in marks]
+        if any("Kuon can use his ability while bowed" in m for m in marked):
+            assert any(m.startswith("However, if the effect") for m in marked), marked
