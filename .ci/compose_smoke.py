@@ -128,13 +128,22 @@ async def run(args: argparse.Namespace) -> None:
             check(list(body_0["gateway"]["shards"]) == ["0"] and list(body_1["gateway"]["shards"]) == ["1"],
                   "one process per shard")
             podman = shlex.split(args.podman)
-            version = subprocess.run([*podman, "exec", f"{project}_db_1", "psql", "--username=judge",
-                                      "--dbname=rulings", "--tuples-only", "--command",
-                                      "select version_num from alembic_version"],
-                                     capture_output=True, text=True, timeout=60)
+            # Health does not wait for the database: a bot that starts before PostgreSQL is ready answers
+            # without rulings and migrates on its next poll (every 2 s). Where podman cannot wait for the
+            # database's health check, that is the usual order, so the schema is waited for here.
+            t_schema = time.monotonic()
+            while True:
+                version = subprocess.run([*podman, "exec", f"{project}_db_1", "psql", "--username=judge",
+                                          "--dbname=rulings", "--tuples-only", "--command",
+                                          "select version_num from alembic_version"],
+                                         capture_output=True, text=True, timeout=60)
+                migrated = version.returncode == 0 and version.stdout.strip() != ""
+                if migrated or time.monotonic() - t_schema > 90:
+                    break
+                await asyncio.sleep(1.0)
             found = version.stdout.strip() or version.stderr[-200:]
-            check(version.returncode == 0 and version.stdout.strip() != "",
-                  f"the bots migrated the rulings schema in PostgreSQL ({found})")
+            check(migrated, f"the bots migrated the rulings schema in PostgreSQL ({found}; "
+                            f"{time.monotonic() - t_schema:.1f} s after both were healthy)")
             started = json.loads(subprocess.run([*podman, "inspect", f"{project}_db_1", f"{project}_bot_1"],
                                                 capture_output=True, text=True).stdout or "[]")
             if len(started) == 2:
