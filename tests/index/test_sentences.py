@@ -138,6 +138,8 @@ def test_the_even_if_example_is_not_marked_at_the_half_that_says_the_opposite(en
     question = "hida kuon 'even if bowed' but opp hit him with cant use abilities while bowed, can he still use it"
     hit = engine.search(question)[0]
     assert hit.entry.id == "glossary:even-if"
+    quoted = {hit.paragraph, hit.companion.paragraph if hit.companion else None}
+    assert 1 in quoted  # the example paragraph that holds the ruling is quoted, marked or not
     for paragraph, marks in [(hit.paragraph, hit.sentence_spans)] + (
         [(hit.companion.paragraph, hit.companion.sentence_spans)] if hit.companion else []
     ):
