@@ -64,6 +64,9 @@ class Hit:
     # the question is unlike every kept players' question (``ranking.unlike_asked``): no rule stands out, however
     # high ``confidence`` is (the same for every hit of one question)
     unlike_asked: bool = False
+    # the question kept as not covered by the sources that this question is more like than any answered one
+    # (``ranking.like_unanswered``): no rule stands out, and the answer says which question it resembles
+    like_unanswered: str | None = None
     # found by the words of its text, not by its name or number (a section lookup that named nothing)
     by_text: bool = False
     # The sentence(s) of ``quote`` that answer (at most two; none when it is one sentence or none stands
@@ -110,6 +113,7 @@ class Hit:
             "score": round(self.score, 4),
             "confidence": round(self.confidence, 3) if self.confidence is not None else None,
             "unlike_asked": self.unlike_asked,
+            "like_unanswered": self.like_unanswered,
         }
 
 

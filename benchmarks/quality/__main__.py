@@ -16,24 +16,35 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.quality", description=__doc__.splitlines()[0])
     parser.add_argument(
         "what",
-        choices=("eval", "bench", "blind", "insample"),
+        choices=("eval", "bench", "blind", "insample", "left-out"),
         help="eval: answer quality; bench: speed and memory; blind: the 2026-11 blind paragraph and unanswerable sets; "
-        "insample: the blind sets' unsure figure on the in-sample sets",
+        "insample: the blind sets' unsure figure on the in-sample sets; left-out: the questions kept as not covered, "
+        "each file of them left out in turn",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--sources", type=Path, nargs="+", default=None, help="source files or folders")
     parser.add_argument("--index-dir", type=Path, default=None, help="index folder (eval only)")
     args = parser.parse_args(argv)
 
-    from benchmarks.quality.blind import format_blind, format_in_sample, score, score_in_sample
+    from benchmarks.quality.blind import (
+        format_blind,
+        format_in_sample,
+        format_left_out,
+        left_out,
+        score,
+        score_in_sample,
+    )
     from benchmarks.quality.evaluate import format_bench, format_eval, run_bench, run_eval
     from index.engine import Engine
 
     if args.what == "bench":
         result, text = run_bench(args.sources), format_bench
     else:  # eval and blind score one engine over the given sources
-        measure, text = {"blind": (score, format_blind), "insample": (score_in_sample, format_in_sample)}.get(
-            args.what, (run_eval, format_eval))
+        measure, text = {
+            "blind": (score, format_blind),
+            "insample": (score_in_sample, format_in_sample),
+            "left-out": (left_out, format_left_out),
+        }.get(args.what, (run_eval, format_eval))
         engine = Engine.open(args.sources, args.index_dir)
         try:
             result = measure(engine)

@@ -109,10 +109,30 @@ def own_dates(entry: Entry, changes: Sequence[Change]) -> list[Change]:
 
 
 def unsure(hits: Sequence[Hit]) -> bool:
-    """Whether no ranked hit stands out: each is below ``UNSURE``, or the question is unlike every kept players'
-    question (``Hit.unlike_asked``); hits not ranked so (a server ruling) don't count."""
+    """Whether no ranked hit stands out: each is below ``UNSURE``, the question is unlike every kept players'
+    question (``Hit.unlike_asked``), or it is like a question kept as not covered (``Hit.like_unanswered``);
+    hits not ranked so (a server ruling) don't count."""
     ranked = [h for h in hits if h.confidence is not None]
-    return bool(ranked) and (max(h.confidence or 0.0 for h in ranked) < UNSURE or ranked[0].unlike_asked)
+    return bool(ranked) and (
+        max(h.confidence or 0.0 for h in ranked) < UNSURE or ranked[0].unlike_asked
+        or ranked[0].like_unanswered is not None
+    )
+
+
+def unsure_note(hits: Sequence[Hit]) -> Inline:
+    """The "no rule stands out" line. When the only reason is a question kept as not covered that this one is
+    like (``Hit.like_unanswered``), it names that question: the judge sees why, and can tell a poor likeness."""
+    ranked = [h for h in hits if h.confidence is not None]
+    low = max((h.confidence or 0.0 for h in ranked), default=0.0) < UNSURE
+    if not ranked or low or ranked[0].unlike_asked or ranked[0].like_unanswered is None:
+        return UNSURE_NOTE
+    return runs(
+        f"The loaded rules may not cover this: a question like it, \u201c{ranked[0].like_unanswered}\u201d, was "
+        "checked against them and is not answered there. These are the closest matches, and none may answer it. "
+        "Try other words, or ",
+        code("/define"),
+        " a term.",
+    )
 
 
 class Composer:
@@ -565,7 +585,7 @@ class Composer:
             for k, hit in enumerate(hits, start=1)
         ]
         if unsure(hits):
-            items[0].blocks.insert(0, Note(UNSURE_NOTE, "unsure"))
+            items[0].blocks.insert(0, Note(unsure_note(hits), "unsure"))
         return Answer(
             title=title,
             kind=ASK,

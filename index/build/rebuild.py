@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from glossary.model import Corpus, SourceError
-from index.build import asked, lexical, store, vectors
+from index.build import asked, lexical, store, unanswered, vectors
 from index.build.progress import PARSING, Progress, silent
 from index.text import embedding
 
@@ -79,7 +79,10 @@ def with_model(fp: str, embedder: embedding.Embedder | None) -> str:
     layout: changing any of them rebuilds."""
     model = embedder.digest if embedder is not None else "none"
     kept = asked.fingerprint() if embedder is not None else "none"
-    return hashlib.sha256(f"{fp}\nmodel:{model}\nasked:{kept}\nlexical:{lexical.VERSION}".encode()).hexdigest()
+    unasked = unanswered.fingerprint() if embedder is not None else "none"
+    return hashlib.sha256(
+        f"{fp}\nmodel:{model}\nasked:{kept}\nunanswered:{unasked}\nlexical:{lexical.VERSION}".encode()
+    ).hexdigest()
 
 
 def array_writer(

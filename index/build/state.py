@@ -19,7 +19,7 @@ import numpy as np
 from whoosh.searching import Searcher
 
 from glossary.model import Corpus, Entry, clip
-from index.build import asked, lexical, relations, store, vectors
+from index.build import asked, lexical, relations, store, unanswered, vectors
 from index.build.progress import ARRAYS, Progress, silent
 from index.results import ChangeRecord
 from index.text.analysis import STEMMED, STOPS, compact, fold, stem
@@ -132,6 +132,9 @@ class State:
     all_vectors: np.ndarray | None = None
     scan: Scan | None = None  # cosines of a question with every row of ``all_vectors`` (``index.text.scan``)
     questions: asked.Asked = asked.NONE  # the kept questions, grouped by paragraph
+    # questions kept as not covered by the sources (``index.build.unanswered``) that still hold, and their vectors
+    unanswered: tuple[str, ...] = ()
+    unanswered_vectors: np.ndarray | None = None
     entry_source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # per entry, corpus order
     entry_latest: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # latest change date or ""
     scopes: relations.Scopes = field(default_factory=dict)  # (rule id, entry id) -> the paragraphs it concerns
@@ -184,7 +187,9 @@ def write_arrays(
     lexical.write(lexical.compute(ix, corpus), folder)
     progress(ARRAYS, 1, 1)
     if embedder is not None:
-        vecs = vectors.compute(corpus, embedder, cache_dir, asked.shipped(corpus), progress)
+        vecs = vectors.compute(
+            corpus, embedder, cache_dir, asked.shipped(corpus), progress, unanswered.shipped().texts
+        )
         vectors.write(folder, vecs, embedder)
 
 
@@ -205,21 +210,26 @@ def build_state(
     lex = lexical.Lexical(arrays, len(corpus.entries))
     vecs = None
     kept = asked.NONE
+    unasked = unanswered.NONE
     if embedder is not None:
-        kept = asked.shipped(corpus)
+        kept, unasked = asked.shipped(corpus), unanswered.shipped()
         if opened.path is not None:
-            vecs = vectors.read(opened.path, embedder, lex.n_units + len(kept.texts))
+            vecs = vectors.read(opened.path, embedder, lex.n_units + len(kept.texts) + len(unasked.texts))
         else:
-            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress)
+            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, unasked.texts)
     searcher = opened.index.searcher()
     reader = searcher.reader()
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)
     st.lex, st.embedder = lex, embedder
     if vecs is not None:
-        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        scanned = lex.n_units + len(kept.texts)  # paragraphs and kept questions: one scan; the rest apart
+        vecs, rest = np.ascontiguousarray(vecs[:scanned], dtype=np.float32), vecs[scanned:]
         st.all_vectors = vecs
         st.scan = Scan(vecs)
         st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units :], kept
+        live = unanswered.usable(unasked, corpus, st.vectors, rest)
+        st.unanswered_vectors = np.ascontiguousarray(rest[live], dtype=np.float32)
+        st.unanswered = tuple(t for t, ok in zip(unasked.texts, live.tolist(), strict=True) if ok)
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}
     st.ids = [e.id for e in corpus.entries]

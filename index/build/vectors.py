@@ -101,11 +101,17 @@ def asked_texts(asked: Asked) -> list[str]:
 
 
 def compute(
-    corpus: Corpus, embedder: Embedder, cache_dir: Path | None, asked: Asked = NONE, progress: Progress = silent
+    corpus: Corpus,
+    embedder: Embedder,
+    cache_dir: Path | None,
+    asked: Asked = NONE,
+    progress: Progress = silent,
+    unanswered: tuple[str, ...] = (),
 ) -> np.ndarray:
-    """Vectors for every unit, then for every kept question (``asked``), embedding only texts the cache
-    has not seen with this model; ``progress`` hears of them every ``EVERY`` texts (it is the slow part)."""
-    texts = unit_texts(corpus) + asked_texts(asked)
+    """Vectors for every unit, then for every kept question (``asked``), then for every question kept as not
+    covered (``unanswered``, embedded alone like a player's), embedding only texts the cache has not seen with
+    this model; ``progress`` hears of them every ``EVERY`` texts (it is the slow part)."""
+    texts = unit_texts(corpus) + asked_texts(asked) + list(unanswered)
     keys = [_key(t) for t in texts]
     cache_path = _cache_file(cache_dir, embedder) if cache_dir is not None else None
     cached = _read_cache(cache_path, embedder.dim) if cache_path is not None else {}

@@ -37,12 +37,14 @@ def search_with_evidence(
     entries = st.corpus.entries
     chance = ev.chance if ev is not None else None
     unlike = ev is not None and ranking.unlike_asked(ev)
+    like = ranking.like_unanswered(st, ev) if ev is not None else None
     hits = []
     for n, p, score in rows:
         hit = make_hit(st, entries[n], score, terms, paragraph=p)
         if chance is not None:
             hit.confidence = float(chance[n])
             hit.unlike_asked = unlike
+            hit.like_unanswered = like
         hits.append(hit)
     return hits, ev
 

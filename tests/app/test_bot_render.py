@@ -333,21 +333,40 @@ def test_an_answer_says_when_no_rule_stands_out(judge: Judge, engine: Engine) ->
 
 
 def test_a_question_unlike_every_kept_question_says_no_rule_stands_out(judge: Judge, engine: Engine) -> None:
-    """"what is the penalty for slow play at a tournament": the loaded rules have no penalties, yet the ranking
+    """"what is the penalty for a slow player in a tournament": the loaded rules have no penalties, yet the ranking
     gives its best entry a fair chance; no kept players' question is like it, so the answer says it is unsure."""
-    odd = "what is the penalty for slow play at a tournament"
+    odd = "what is the penalty for a slow player in a tournament"
     hits = engine.search(odd, limit=ASK_LIMIT)
     assert hits and max(h.confidence or 0 for h in hits) >= UNSURE  # premise: the chance alone would not say so
     assert all(h.unlike_asked for h in hits) and hits[0].to_dict()["unlike_asked"] is True
-    assert plain_text(UNSURE_NOTE) in to_text(judge.ask(odd))
+    assert plain_text(UNSURE_NOTE) in to_text(judge.ask(odd))  # the plain note: unlike is the first reason
     # a name said alone is answered by the entries of that name, however unlike the kept questions it is
     for named in ("cavalry", "the cavalry keyword"):
         hits = engine.search(named, limit=ASK_LIMIT)
         assert hits and hits[0].entry.title == "Cavalry" and not any(h.unlike_asked for h in hits)
-        assert plain_text(UNSURE_NOTE) not in to_text(judge.ask(named))
+        assert not any(h.like_unanswered for h in hits)
+        assert "No rule stands out" not in to_text(judge.ask(named))
     # a name said in passing is not: no loaded rule says what happens when a Cavalry Personality is sent home
-    passing = "what happens when a Personality with Cavalry is sent home"
+    passing = "what happens to a Personality who has Cavalry when he is sent home"
     assert engine.search(passing, limit=ASK_LIMIT)[0].unlike_asked
     assert plain_text(UNSURE_NOTE) in to_text(judge.ask(passing))
     clear = engine.search("is a terrain an enemy card", limit=ASK_LIMIT)
     assert not clear[0].unlike_asked
+
+
+def test_a_question_like_one_kept_as_not_covered_says_so_and_names_it(judge: Judge, engine: Engine) -> None:
+    """The issue's "how many provinces do I start with" was answered with B. Province Strength at full
+    confidence. A wording of it that no file holds is like a question kept as not covered
+    (index/unanswered.json): the answer says the loaded rules may not cover it, and names that question."""
+    asked = "at the start of a game, how many provinces does each player get?"
+    hits = engine.search(asked, limit=ASK_LIMIT)
+    assert hits[0].confidence is not None and hits[0].confidence >= UNSURE and not hits[0].unlike_asked
+    like = hits[0].like_unanswered
+    assert like is not None and "provinces" in like
+    text = to_text(judge.ask(asked))
+    assert f"The loaded rules may not cover this: a question like it, \u201c{like}\u201d, was checked" in text
+    assert plain_text(UNSURE_NOTE) not in text
+    description = dm.render(judge.ask(asked)).pages[0].description
+    assert description.startswith("*The loaded rules may not cover this") and "`/define`" in description
+    # the neighbouring question the rule answers: no note at all
+    assert "may not cover" not in to_text(judge.ask("what is the starting strength of my provinces"))
