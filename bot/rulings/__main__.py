@@ -82,7 +82,9 @@ def feedback_lines(pairs: list[feedback.Report], corpus: Corpus, with_server: bo
     """One JSON line per confirmed pair, in the form ``index/asked.json`` keeps a question (entry, 0-based
     paragraph, digest of its text) plus where that paragraph stands in the rule documents loaded now; ``current``
     is false when the paragraph is gone or its text changed since it was confirmed (review it before folding
-    it in). The server's id only with ``with_server``; who reported or confirmed it, never."""
+    it in). A question confirmed as not answered by the loaded rules has no entry, paragraph or ``current`` and
+    ``not_covered`` true (for ``index/unanswered.json``). The server's id only with ``with_server``; who reported
+    or confirmed it, never."""
     by_id = corpus.by_id()
     lines = []
     for pair in pairs:
@@ -93,6 +95,8 @@ def feedback_lines(pairs: list[feedback.Report], corpus: Corpus, with_server: bo
             current = asked.digest(entry.paragraphs[p]) == pair.digest  # type: ignore[union-attr, index]
         row: dict[str, object] = {"question": pair.question, "entry_id": pair.entry_id, "paragraph": p,
                                   "digest": pair.digest, "current": current, "source": None}  # fmt: skip
+        if pair.entry_id is None:  # confirmed as not answered by the loaded rules (index/unanswered.json's kind)
+            row["not_covered"], row["current"] = True, None
         if current and entry is not None and p is not None:
             first, last = entry.paragraph_lines(p)
             row["source"] = {"file": entry.location.file, "lines": [first, last]}

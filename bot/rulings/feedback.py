@@ -3,10 +3,11 @@
 A member who finds that an ``/ask`` answer quotes the wrong paragraph picks the right one (or says none
 answers); that is a *pending report*: the question as asked, the paragraph picked (entry id and 0-based
 number, with a digest of its text), the server, and who reported it. A judge of that server then
-*confirms* it (possibly with another paragraph) or *dismisses* it. A confirmed pair is that server's own
-kept question (``index.query.overlay.Kept``): the question and its paraphrases are answered with that
-paragraph first, in that server only. Confirming drops the reporter's id (only the judge's stays: who
-vouches for the pair); dismissing deletes the report.
+*confirms* it (possibly with another paragraph, or with none: the loaded rules do not answer it) or *dismisses*
+it. A confirmed pair is that server's own kept question (``index.query.overlay.Kept``): the question and its
+paraphrases are answered with that paragraph first, in that server only; confirmed with no paragraph, they are
+answered with the line that the loaded rules may not cover them. Confirming drops the reporter's id (only the
+judge's stays: who vouches for the pair); dismissing deletes the report.
 
 Stored no more than that (docs/privacy.md). Every change that alters answers (a confirmation, a
 withdrawal) bumps the server's revision and the ``rulings`` counter in the same transaction, as a ruling
@@ -53,9 +54,12 @@ class Report:
 
     @property
     def kept(self) -> Kept | None:
-        """The pair as the overlay takes it (None for a report that names no paragraph)."""
-        if self.entry_id is None or self.paragraph is None:
+        """The pair as the overlay takes it: a paragraph that answers, or (confirmed without one) the judges'
+        word that the loaded rules do not answer the question. None for a pending report."""
+        if self.status != CONFIRMED:
             return None
+        if self.entry_id is None or self.paragraph is None:
+            return Kept(self.question, None, None)
         return Kept(self.question, self.entry_id, self.paragraph, self.digest)
 
 
@@ -155,11 +159,20 @@ class FeedbackStore:
             return _report(row) if row is not None else None
 
     async def confirm(
-        self, scope: str, report_id: int, judge_id: str, entry_id: str, paragraph: int, digest: str | None
+        self,
+        scope: str,
+        report_id: int,
+        judge_id: str,
+        entry_id: str | None,
+        paragraph: int | None,
+        digest: str | None,
     ) -> Report:
         """Make a pending report a confirmed pair with this paragraph (the reporter's pick or a judge's
-        correction); the reporter's id is dropped. ``NotFound`` when it is no longer pending here (another
-        judge reviewed it first). A pair already confirmed for the same question is not stored twice."""
+        correction), or with none (``entry_id`` and ``paragraph`` None: the loaded rules do not answer it); the
+        reporter's id is dropped. ``NotFound`` when it is no longer pending here (another judge reviewed it
+        first). A pair already confirmed for the same question is not stored twice."""
+        if (entry_id is None) != (paragraph is None):
+            raise ValueError("a confirmation names an entry and its paragraph, or neither")
         f = feedback.c
         async with self.engine.begin() as conn:
             await self._rulings._bump(conn, scope)  # first: the write lock (SQLite) before anything is read
@@ -170,8 +183,11 @@ class FeedbackStore:
                 raise NotFound(f"no pending report #{report_id} in this server")
             question = row._mapping["question"]
             twin = (await conn.execute(
-                select(feedback).where(f.scope == scope, f.status == CONFIRMED, _same_question(question),
-                                       f.entry_id == entry_id, f.paragraph == paragraph)
+                select(feedback).where(
+                    f.scope == scope, f.status == CONFIRMED, _same_question(question),
+                    f.entry_id.is_(None) if entry_id is None else f.entry_id == entry_id,
+                    f.paragraph.is_(None) if paragraph is None else f.paragraph == paragraph,
+                )
             )).first()  # fmt: skip
             if twin is not None:
                 await conn.execute(delete(feedback).where(f.id == report_id))

@@ -587,10 +587,11 @@ class RulingsService:
         return await self.read(lambda _repo: self._feedback().get(scope, report_id))  # type: ignore[return-value]
 
     async def confirm(
-        self, scope: str, report_id: int, judge_id: str, pick: tuple[str, int, str]
+        self, scope: str, report_id: int, judge_id: str, pick: tuple[str, int, str] | None
     ) -> feedback.Report:
-        """Confirm a report with ``pick`` (entry id, paragraph, digest): in this server's answers on return."""
-        entry_id, paragraph, digest = pick
+        """Confirm a report with ``pick`` (entry id, paragraph, digest), or with None (the loaded rules do not
+        answer it): in this server's answers on return."""
+        entry_id, paragraph, digest = pick if pick is not None else (None, None, None)
         return await self._write(  # type: ignore[return-value]
             scope, lambda _repo: self._feedback().confirm(scope, report_id, judge_id, entry_id, paragraph, digest)
         )

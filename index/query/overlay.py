@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -95,12 +95,17 @@ def query_stems(text: str) -> list[str]:
 @dataclass(frozen=True)
 class Kept:
     """A question a scope's judges confirmed is answered by paragraph ``paragraph`` (0-based) of shared entry
-    ``entry_id``; ``digest`` (``index.build.asked.digest``) is that paragraph's text when it was confirmed."""
+    ``entry_id``; ``digest`` (``index.build.asked.digest``) is that paragraph's text when it was confirmed.
+    With no entry and no paragraph, they confirmed that the loaded rules do not answer it (``not_covered``)."""
 
     question: str
-    entry_id: str
-    paragraph: int
+    entry_id: str | None
+    paragraph: int | None
     digest: str | None = None
+
+    @property
+    def not_covered(self) -> bool:
+        return self.entry_id is None or self.paragraph is None
 
 
 @dataclass(frozen=True)
@@ -195,7 +200,10 @@ class Overlay:
         """``hits`` with the paragraphs of the scope's confirmed questions that ``question`` asks again put first:
         the same words, or (given the question's unit vector ``query`` from a ``model`` that embedded the kept
         ones) a cosine of ``KEPT_FLOOR`` or more; closest first, one per entry. A hit already showing that entry
-        is moved up and quotes that paragraph; the others keep their order."""
+        is moved up and quotes that paragraph; the others keep their order.
+
+        When the closest such question is one the judges confirmed the loaded rules do not answer, nothing moves:
+        the ranked hits say they are like it (``Hit.like_unanswered``), so the answer says no rule stands out."""
         if not self.kept:
             return list(hits)[:limit]
         said = fold(" ".join((question or "").split()))
@@ -206,14 +214,18 @@ class Overlay:
                     close[i] = cosine
         if not close:
             return list(hits)[:limit]
+        order = sorted(close, key=lambda i: -close[i])
+        if self.kept[order[0]].not_covered:
+            like = self.kept[order[0]].question
+            return [replace(h, like_unanswered=like) if h.confidence is not None else h for h in hits][:limit]
         first: dict[str, Hit] = {}
-        for i in sorted(close, key=lambda i: -close[i]):
+        for i in order:
             kept = self.kept[i]
-            entry = self.kept_entries.get(kept.entry_id)
-            if entry is None or kept.entry_id in first:
+            entry = self.kept_entries.get(kept.entry_id) if kept.entry_id is not None else None
+            if entry is None or kept.paragraph is None or entry.id in first:
                 continue
-            shown = next((h for h in hits if h.entry.id == kept.entry_id), None)
-            first[kept.entry_id] = _at_paragraph(entry, kept.paragraph, question, shown)
+            shown = next((h for h in hits if h.entry.id == entry.id), None)
+            first[entry.id] = _at_paragraph(entry, kept.paragraph, question, shown)
         return [*first.values(), *(h for h in hits if h.entry.id not in first)][: max(1, limit)]
 
     def _idf(self, stats: BaseStats, term: str) -> float:
@@ -430,17 +442,21 @@ def _at_paragraph(entry: Entry, paragraph: int, question: str, shown: Hit | None
 
 
 def _applying(kept: Iterable[Kept], base: Corpus | None) -> tuple[tuple[Kept, ...], dict[str, Entry]]:
-    """The confirmed questions whose paragraph is in ``base`` with the text it had when confirmed."""
+    """The confirmed questions whose paragraph is in ``base`` with the text it had when confirmed, and those the
+    loaded rules do not answer."""
     known = base.by_id() if base is not None else {}
     out: list[Kept] = []
     for k in kept:
-        entry = known.get(k.entry_id)
+        if k.not_covered:
+            out.append(k)
+            continue
+        entry = known.get(k.entry_id or "")
         if entry is None or is_scoped(k.entry_id) or not 0 <= k.paragraph < len(entry.paragraphs):
             continue
         if k.digest is not None and paragraph_digest(entry.paragraphs[k.paragraph]) != k.digest:
             continue  # the rule text changed since: it may no longer answer (as index.build.asked drops them)
         out.append(k)
-    return tuple(out), {k.entry_id: known[k.entry_id] for k in out}
+    return tuple(out), {k.entry_id: known[k.entry_id] for k in out if k.entry_id is not None}
 
 
 def build_overlay(

@@ -174,7 +174,7 @@ async def test_a_judge_can_pick_another_paragraph(world) -> None:
     rec = await review(fake, one, judge)
     page = review_message(fake, rec)
     assert "none of the quoted paragraphs answers it" in text_of(page)
-    assert component(page, "l5r:fb:ok:", "Confirm").get("disabled")  # nothing to confirm as is
+    assert not component(page, "l5r:fb:ok:", "Confirm").get("disabled")  # confirming says no rule answers it
     fixing = await fake.click(page, component(page, "l5r:fb:fix:")["custom_id"], user=judge)
     await fixing.wait_until(lambda r: any(c["type"] == 3 for c in fake.components_of(fake.messages[int(page["id"])])))
     menu = component(fake.messages[int(page["id"])], "l5r:fc:")
@@ -183,3 +183,30 @@ async def test_a_judge_can_pick_another_paragraph(world) -> None:
     await picked.wait_until(lambda r: "Confirmed" in text_of(fake.messages[int(page["id"])]))
     first = quoted_first(await ask(fake, one, SAMURAI))
     assert "For each" in first and "paragraph 1" in first and "separately for each" not in first
+
+
+FOCUS = "how many cards are in the focus pool at the start of a duel"  # no loaded rule gives the number
+FOCUS_AGAIN = "at the start of a duel, how many cards make up each focus pool?"
+NOT_COVERED = f"The loaded rules may not cover this: a question like it, “{FOCUS}”"
+
+
+async def test_a_judge_confirms_that_no_rule_answers_and_that_server_says_so(world) -> None:
+    """A member finds none of the quoted paragraphs answers; a judge confirms it as is: that question and a
+    paraphrase keep their results in that server, under a line that says the loaded rules may not cover it and
+    names the confirmed question. Another server's answers are unchanged."""
+    fake, one, two, judge = world["fake"], world["one"], world["two"], world["judge"]
+    answer = await ask(fake, one, FOCUS)
+    assert "Focus pool" in quoted_first(answer) and "may not cover" not in text_of(answer.message)
+    assert "waiting" in await report(fake, answer, "None of these answers it")
+    rec = await review(fake, one, judge)
+    page = review_message(fake, rec)
+    assert "none of the quoted paragraphs answers it" in text_of(page)
+    assert "say the loaded rules do not answer it" in text_of(page)  # the footer says what Confirm does
+    clicked = await fake.click(page, component(page, "l5r:fb:ok:", "Confirm")["custom_id"], user=judge)
+    await clicked.wait_until(lambda r: "Confirmed" in text_of(fake.messages[int(page["id"])]))
+    assert "the loaded rules do not answer it" in text_of(fake.messages[int(page["id"])])
+    for question in (FOCUS, FOCUS_AGAIN):
+        rec = await ask(fake, one, question)
+        text = text_of(rec.message).replace("\\", "")
+        assert NOT_COVERED in text and "Focus pool" in quoted_first(rec), text
+    assert "may not cover" not in text_of((await ask(fake, two, FOCUS)).message)  # another server: unchanged

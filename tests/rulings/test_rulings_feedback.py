@@ -142,6 +142,25 @@ def _entry(paragraphs: list[str]) -> Entry:
                  location=Location("004.txt", 230, 234), lines=[(232, 232), (234, 234)])  # fmt: skip
 
 
+async def test_a_judge_can_confirm_that_the_loaded_rules_do_not_answer_a_question(store: FeedbackStore) -> None:
+    _o, none = await store.report(ONE, "how many cards in the focus pool", "501")  # "none of these answers it"
+    assert none is not None and none.kept is None  # pending: nothing changes yet
+    pair = await store.confirm(ONE, none.id, "900", None, None, None)
+    assert (pair.status, pair.entry_id, pair.paragraph, pair.reporter_id) == (CONFIRMED, None, None, None)
+    kept = pair.kept
+    assert kept is not None and kept.not_covered and kept.question == "how many cards in the focus pool"
+    _o, again = await store.report(ONE, "How many cards in the focus pool", "502")
+    assert again is not None and (await store.confirm(ONE, again.id, "901", None, None, None)).id == pair.id
+    assert len(await store.confirmed(ONE)) == 1
+    _o, other = await store.report(ONE, "max hand size", "503", HAND, 0, None)
+    assert other is not None
+    with pytest.raises(ValueError):
+        await store.confirm(ONE, other.id, "900", HAND, None, None)
+    line = json.loads(feedback_lines(await store.reviewed(), Corpus([]))[0])
+    assert line == {"question": "how many cards in the focus pool", "entry_id": None, "paragraph": None,
+                    "digest": None, "current": None, "source": None, "not_covered": True}  # fmt: skip
+
+
 async def test_the_export_is_one_json_line_per_pair_with_where_its_paragraph_stands(store: FeedbackStore) -> None:
     paragraphs = ["A player starts with a maximum hand size of 8.", "Maximum hand size is a stat of the player."]
     corpus = Corpus([_entry(paragraphs)])

@@ -1,8 +1,9 @@
 """"Not the answer?" under ``/ask`` answers, and ``/ruling feedback``, where a server's judges review the reports.
 
 A member who asked picks the paragraph that answers (or none) from a select menu; that is a pending report
-(``bot.rulings.feedback``). A judge (whoever may record rulings) confirms it, picks another paragraph, or dismisses
-it; a confirmed pair is the server's own kept question at once (``index.query.overlay.Kept``). Offered in servers
+(``bot.rulings.feedback``). A judge (whoever may record rulings) confirms it, picks another paragraph (or "the
+loaded rules do not answer it"), or dismisses it; a confirmed pair is the server's own kept question at once
+(``index.query.overlay.Kept``). Offered in servers
 only: nothing is taken from direct messages.
 
 Every component carries its state in its custom id and is handled from the raw interaction (as the rulings
@@ -45,6 +46,7 @@ CORRECT_PREFIX = "l5r:fc:"  # a judge's menu of other paragraphs: l5r:fc:<report
 NONE_VALUE = "none"
 DESCRIPTION_ROOM = 3900  # of an embed's 4,096 characters: rule texts that would not fit are cited, not cut
 NONE_ANSWERS = "(the member found none of the quoted paragraphs answers it)"
+NOT_COVERED = "The loaded rules do not answer it"  # a judge's menu option: confirm with no paragraph
 NOT_ASKER = "Only the member who asked can report this answer; ask the question yourself to report it."
 ASK_PICK = (
     "Which paragraph answers **“{question}”**? Your pick goes to this server's judges: if one confirms it, this "
@@ -78,14 +80,17 @@ def _label(choice: Choice) -> str:
     return shorten(where + (f" (result {choice.result})" if choice.result else ""), 100)
 
 
-def _menu(custom_id: str, options: list[Choice], placeholder: str, *, none: bool) -> discord.ui.View:
-    """A select of ``options`` (Discord: 25 at most, labels and descriptions of 100 characters)."""
+def _menu(
+    custom_id: str, options: list[Choice], placeholder: str, *, none: bool, none_label: str = "None of these answers it"
+) -> discord.ui.View:
+    """A select of ``options`` (Discord: 25 at most, labels and descriptions of 100 characters), and with ``none``
+    one option for "no paragraph answers" (``NONE_VALUE``)."""
     select: discord.ui.Select[Any] = discord.ui.Select(custom_id=custom_id[:CUSTOM_ID_LIMIT], placeholder=placeholder)
     for choice in options[: 25 - none]:
         select.add_option(label=_label(choice), value=_value(choice),
                           description=shorten(" ".join(choice.text.split()), 100) or None)  # fmt: skip
     if none:
-        select.add_option(label="None of these answers it", value=NONE_VALUE)
+        select.add_option(label=none_label, value=NONE_VALUE)
     view = discord.ui.View(timeout=None)
     view.add_item(select)
     return view
@@ -201,17 +206,21 @@ class Feedback(commands.Cog):
             options = paragraph_choices.choices(await self._ask(interaction, report.question))
             if report.entry_id is not None and report.paragraph is not None:
                 options = [c for c in options if (c.entry.id, c.paragraph) != (report.entry_id, report.paragraph)]
-            if not options:
+            none = report.entry_id is not None  # a judge may say no paragraph answers, unless the member did
+            if not options and not none:
                 raise RulingError("This server's answer to that question quotes no other paragraph to pick.")
-            view = _menu(f"{CORRECT_PREFIX}{report_id}", options, "The paragraph that answers it", none=False)
+            view = _menu(f"{CORRECT_PREFIX}{report_id}", options, "The paragraph that answers it", none=none,
+                         none_label=NOT_COVERED)
             view.add_item(discord.ui.Button(label="Back", style=discord.ButtonStyle.secondary,
                                             custom_id=f"{REVIEW_PREFIX}show:{report_id}"))  # fmt: skip
             return await interaction.edit_original_response(view=view)
         note = ""
         if action == "ok":
             report = await service.report_by_id(scope, report_id)
-            if report is None or report.status != feedback.PENDING or report.entry_id is None:
-                note = "That report was reviewed meanwhile, or names no paragraph: nothing was confirmed."
+            if report is None or report.status != feedback.PENDING:
+                note = "That report was reviewed meanwhile: nothing was confirmed."
+            elif report.entry_id is None:  # the member found no paragraph answers: the judge agrees
+                note = await self._confirm(interaction, report, None)
             else:
                 choice = _picked(self.bot, f"{report.paragraph}:{report.entry_id}")
                 note = await self._confirm(interaction, report, choice)
@@ -228,25 +237,33 @@ class Feedback(commands.Cog):
         report = await _service(interaction).report_by_id(_scope(interaction), report_id)
         if report is None or report.status != feedback.PENDING:
             return await self._show(interaction, report_id, "That report was reviewed meanwhile: nothing was changed.")
-        note = await self._confirm(interaction, report, _picked(self.bot, value))
+        choice = None if value == NONE_VALUE else _picked(self.bot, value)
+        note = await self._confirm(interaction, report, choice)
         await self._show(interaction, report_id, note)
 
-    async def _confirm(self, interaction: discord.Interaction, report: Report, choice: Choice) -> str:
+    async def _confirm(self, interaction: discord.Interaction, report: Report, choice: Choice | None) -> str:
+        """Confirm ``report`` with ``choice``, or with no paragraph (None: the loaded rules do not answer it)."""
         service, scope = _service(interaction), _scope(interaction)
         try:
-            await service.confirm(scope, report.id, str(interaction.user.id), choice.pick)
+            await service.confirm(scope, report.id, str(interaction.user.id), None if choice is None else choice.pick)
         except NotFound:
             return "That report was reviewed meanwhile: nothing was changed."
         except ConcurrentChange:
             return "Another change to this server was being saved at the same moment; nothing was changed."
+        question = escape(shorten(report.question, 200))
+        answered = (
+            "the loaded rules do not answer it" if choice is None
+            else f"{escape(choice.entry.label)}, paragraph {choice.paragraph + 1}"
+        )
         rulings = self.bot.get_cog("Rulings")
         if rulings is not None:  # the audit channel hears of it as of a ruling change
             who = escape(getattr(interaction.user, "display_name", None) or interaction.user.name)
-            line = (f"{who} confirmed an answer: “{escape(shorten(report.question, 200))}” → "
-                    f"{escape(choice.entry.label)}, paragraph {choice.paragraph + 1}.")  # fmt: skip
+            line = f"{who} confirmed an answer: “{question}” → {answered}."
             await rulings._audit(interaction, await service.config(scope), line)  # type: ignore[attr-defined]
-        return (f"Confirmed: “{escape(shorten(report.question, 200))}” → {escape(choice.entry.label)}, paragraph "
-                f"{choice.paragraph + 1}. This server's answers quote it first from now on.")  # fmt: skip
+        if choice is None:
+            return (f"Confirmed: “{question}” → the loaded rules do not answer it. This server's answers to it say "
+                    "so from now on.")  # fmt: skip
+        return f"Confirmed: “{question}” → {answered}. This server's answers quote it first from now on."
 
     async def _show(self, interaction: discord.Interaction, after: int, note: str) -> None:
         """Replace the review message with the first pending report after ``after`` (or the first one)."""
@@ -284,9 +301,12 @@ class Feedback(commands.Cog):
             parts.append(block)
         embed = discord.Embed(title=f"Answer report {index + 1} of {len(pending)}", description="\n\n".join(parts),
                               colour=NEUTRAL_COLOUR)  # fmt: skip
-        embed.set_footer(text="Confirm: this server's answers to that question quote the pick first.")
+        embed.set_footer(text="Confirm: this server's answers to that question say the loaded rules do not answer it."
+                         if report.entry_id is None else
+                         "Confirm: this server's answers to that question quote the pick first.")  # fmt: skip
         view = discord.ui.View(timeout=None)
-        view.add_item(discord.ui.Button(label="Confirm", style=discord.ButtonStyle.success, disabled=picked is None,
+        view.add_item(discord.ui.Button(label="Confirm", style=discord.ButtonStyle.success,
+                                        disabled=picked is None and report.entry_id is not None,
                                         custom_id=f"{REVIEW_PREFIX}ok:{report.id}"))  # fmt: skip
         view.add_item(discord.ui.Button(label="Pick another paragraph", style=discord.ButtonStyle.primary,
                                         custom_id=f"{REVIEW_PREFIX}fix:{report.id}"))  # fmt: skip
