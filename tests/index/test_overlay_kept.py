@@ -65,29 +65,29 @@ def test_the_same_words_count_without_the_model(words_only_index: Path) -> None:
     assert first(words, PARAPHRASE, overlay=overlay) == first(words, PARAPHRASE)  # other words: no model, no match
 
 
-FOCUS = "how many cards are in the focus pool at the start of a duel"  # no loaded rule gives the number
-FOCUS_AGAIN = "at the start of a duel, how many cards make up each focus pool?"
+PROVINCE_HONOR = "do I gain honor when I destroy an enemy province"  # no loaded rule says
+PROVINCE_HONOR_AGAIN = "does destroying one of my opponent's provinces give me honor?"
 
 
 def test_a_question_confirmed_as_not_covered_says_so_in_that_server_only(engine: Engine) -> None:
     """A judge's "the loaded rules do not answer it": the question and a paraphrase keep their results, which
     now say they are like that question (so the answer says no rule stands out); other questions and servers
     are unchanged. The closest confirmed question decides: a paragraph pair closer to the question still leads."""
-    plain = engine.search(FOCUS)
-    assert plain[0].entry.id == "glossary:focus-pool" and plain[0].like_unanswered is None
-    overlay = engine.build_overlay("guild:1", [], 1, kept=[Kept(FOCUS, None, None)])
+    plain = engine.search(PROVINCE_HONOR)
+    assert plain[0].entry.id == "glossary:for-each" and plain[0].like_unanswered is None
+    overlay = engine.build_overlay("guild:1", [], 1, kept=[Kept(PROVINCE_HONOR, None, None)])
     assert len(overlay.kept) == 1 and overlay.unembedded == 0
-    for question in (FOCUS, FOCUS_AGAIN):
+    for question in (PROVINCE_HONOR, PROVINCE_HONOR_AGAIN):
         hits = engine.search(question, overlay=overlay)
         assert [h.entry.id for h in hits] == [h.entry.id for h in engine.search(question)]  # nothing moves
-        assert hits[0].like_unanswered == FOCUS, question
+        assert hits[0].like_unanswered == PROVINCE_HONOR, question
     assert engine.search("what is the focus value of a card", overlay=overlay)[0].like_unanswered is None
-    assert engine.search(FOCUS)[0].like_unanswered is None  # without the server's overlay
+    assert engine.search(PROVINCE_HONOR)[0].like_unanswered is None  # without the server's overlay
     entry = engine.get(EXP)
     assert entry is not None
     both = engine.build_overlay("guild:1", [], 1, kept=[
-        Kept(FOCUS, None, None), Kept(QUESTION, EXP, 7, digest(entry.paragraphs[7])),
+        Kept(PROVINCE_HONOR, None, None), Kept(QUESTION, EXP, 7, digest(entry.paragraphs[7])),
     ])  # fmt: skip
     assert first(engine, QUESTION, overlay=both) == (EXP, 7)
     assert engine.search(QUESTION, overlay=both)[0].like_unanswered is None
-    assert engine.search(FOCUS, overlay=both)[0].like_unanswered == FOCUS
+    assert engine.search(PROVINCE_HONOR, overlay=both)[0].like_unanswered == PROVINCE_HONOR

@@ -67,8 +67,10 @@ def test_a_page_loaded_later_that_answers_a_kept_question_takes_it_over(engine: 
     rows = np.vstack([st.embedder.embed_query(t) for t in kept.texts])
     ok = unanswered.usable(kept, corpus, unit_vectors, rows)
     gone = {t for t, good in zip(kept.texts, ok.tolist(), strict=True) if not good}
-    assert "how many provinces do I start with" in gone
-    assert 0 < len(gone) <= 5  # the provinces questions, not the rest of the file
+    starting = {t for t in kept.texts if t.lower().startswith("how many provinces") and "start" in t}
+    assert len(starting) >= 3 and starting <= gone  # every "how many provinces do I start with" question
+    assert len(gone) <= 10  # and a few neighbours it is now the closest text to; the rest of the file holds
+    assert not gone & {t for t in kept.texts if "draw phase" in t.lower() or "imperial favor" in t.lower()}
     assert unanswered.usable(kept, st.corpus, st.vectors, rows).all()  # the shipped sources alone: all hold
 
 
