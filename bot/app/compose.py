@@ -108,6 +108,14 @@ def own_dates(entry: Entry, changes: Sequence[Change]) -> list[Change]:
     return [replace(c, note=None) if c.update_id == entry.id else c for c in changes]
 
 
+def _see_result(rel: Relation, number: int) -> Relation:
+    """``rel`` named, not quoted again: its rule is result ``number`` of the same answer, with its own lines."""
+    heading = list(rel.heading)
+    if heading and heading[-1].text.endswith(":"):
+        heading[-1] = replace(heading[-1], text=heading[-1].text[:-1])
+    return replace(rel, heading=(*heading, Run(f"; it is result {number}.")), quote=None, citation=None)
+
+
 def unsure(hits: Sequence[Hit]) -> bool:
     """Whether no ranked hit stands out: each is below ``UNSURE``, the question is unlike every kept players'
     question (``Hit.unlike_asked``), or it is like a question kept as not covered (``Hit.like_unanswered``);
@@ -576,9 +584,10 @@ class Composer:
                 parts.append(".")
             links = [Link(e.title, e.id) for e in near]
             return self.message(title, [Line(runs(*parts))], kind=ASK, arg=question, links=links)  # type: ignore[arg-type]
+        shown = {h.entry.id: k for k, h in reversed(list(enumerate(hits, start=1)))}
         items = [
             Item(
-                [self.hit_group(k, hit)],
+                [self.hit_group(k, hit, shown)],
                 [Link(f"{k}. {hit.entry.label}", hit.entry.id)]
                 + [Link("Server ruling: " + r.title, r.id) for r in self.rulings(hit.entry.id)],
             )
@@ -596,9 +605,11 @@ class Composer:
             hit_ids=[h.entry.id for h in hits],
         )
 
-    def hit_group(self, number: int, hit: Hit) -> Group:
+    def hit_group(self, number: int, hit: Hit, shown: dict[str, int] | None = None) -> Group:
         """One search result: the answering paragraph with its own dates and lines, then what bears on that
-        paragraph (each quoted with its citation), a restatement in other words, this server's rulings."""
+        paragraph (each quoted with its citation), a restatement in other words, this server's rulings. A rule
+        that is itself among the results (``shown``: entry id -> result number) is named there, not quoted
+        twice."""
         entry = hit.entry
         source = source_label(entry)
         if is_ruling(entry):
@@ -624,7 +635,9 @@ class Composer:
         if pair is not None and paragraph < pair.paragraph < len(entry.paragraphs):  # its example follows it
             blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
             blocks.append(self.citation(entry, pair.paragraph, role="hit"))
-        blocks.extend(self.relations(entry, paragraph, role="hit"))
+        for rel in self.relations(entry, paragraph, role="hit"):
+            other = (shown or {}).get(rel.entry.id)
+            blocks.append(rel if other is None or other == number else _see_result(rel, other))
         blocks.extend(self.changed_rules(entry, paragraph))
         for r in entry.restated:
             other = self.lookup(r.entry)

@@ -131,6 +131,8 @@ class Evidence:
     query: np.ndarray | None = None  # the question's unit vector (None without a model): server rulings reuse it
     chance: np.ndarray | None = None  # per entry, set by ``rank``: the fitted softmax's chance that it answers
     names_only: bool = False  # the question is only entries' names ("ninjitsu"): all entries of that name answer
+    # the entries named by a name not inside a longer name said (``_named``): what a names-only question lists
+    named_whole: frozenset[int] = frozenset()
     said: tuple[str, ...] = ()  # the question's folded words in order, stop words kept (``index.query.phrases``)
     # (fused weights, choose weights, fused sum, choose sum) of the word columns, worked out beside the model run
     word_sums: tuple[Weights, Weights, np.ndarray, np.ndarray] | None = None
@@ -201,7 +203,7 @@ def _word_evidence(
     if expanded is not None and expanded.matched:
         known += recognised  # "teacher" is a players' word for a rule word, not a typo: it counts as known
     exact = np.zeros(lex.n_entries, dtype=np.float32)
-    named, names_only = _named(st, raw_words)
+    named, names_only, whole = _named(st, raw_words)
     for n in named:
         exact[n] = 1.0
     ev = Evidence(
@@ -222,6 +224,7 @@ def _word_evidence(
         asks_change=bool(CHANGE_WORDS.intersection(raw_words)),
         defines=_definition(st, raw_words),
         names_only=names_only,
+        named_whole=frozenset(whole),
         said=quotes.words(question or "", parsing.MAX_QUERY_WORDS * 4),
     )
     if sums:
@@ -280,11 +283,14 @@ def _exact_titles(st: State, raw_words: list[str]) -> set[int]:
     return _named(st, raw_words)[0]
 
 
-def _named(st: State, raw_words: list[str]) -> tuple[set[int], bool]:
-    """``_exact_titles``, and whether the question says nothing but such names (and stop words): "ninjitsu",
-    "the ninjitsu ability" ask for whatever goes by that name, "does my family honor change" asks a question."""
+def _named(st: State, raw_words: list[str]) -> tuple[set[int], bool, set[int]]:
+    """``_exact_titles``, whether the question says nothing but such names (and stop words): "ninjitsu",
+    "the ninjitsu ability" ask for whatever goes by that name, "does my family honor change" asks a question;
+    and the entries named by a name that is not part of a longer name said ("starting family honor" names
+    D. Starting Family Honor, not every entry titled "Honor")."""
     found: set[int] = set()
     said: set[int] = set()  # positions of the words that are part of a name said
+    spans: list[tuple[int, int, str]] = []  # (first word, words, entry id) of every name said
     for n in range(1, 5):
         for i in range(len(raw_words) - n + 1):
             span = raw_words[i : i + n]
@@ -294,8 +300,13 @@ def _named(st: State, raw_words: list[str]) -> tuple[set[int], bool]:
                 for eid in st.exact.get(key, {}):
                     found.add(st.order[eid])
                     said.update(range(i, i + n))
+                    spans.append((i, n, eid))
+    whole = {
+        st.order[eid] for i, n, eid in spans
+        if not any(j <= i and i + n <= j + m and m > n for j, m, _other in spans)
+    }
     rest = [w for k, w in enumerate(raw_words) if k not in said and w not in STOPS and w not in NAME_WORDS]
-    return found, bool(found) and not rest
+    return found, bool(found) and not rest, whole
 
 
 def _filter(st: State, source: str | None, since: str | None) -> np.ndarray | None:
@@ -645,8 +656,9 @@ def ranked(
         return [], ev, False
     # Close to the best answer, named by a question that is only names ("ninjitsu" lists every Ninjitsu entry), or
     # put first for the question's shape. A sentence that happens to use a short name ("does my family honor
-    # change...") keeps only what is close: it no longer appends every entry titled "Honor".
-    kept = [r for i, r in enumerate(rows) if r[2] >= floor or (ev.names_only and ev.exact[r[0]] > 0) or i < lead]
+    # change...") keeps only what is close: it no longer appends every entry titled "Honor"; nor does a name said
+    # inside a longer one ("what's the starting family honor" names Starting Family Honor, not "Honor").
+    kept = [r for i, r in enumerate(rows) if r[2] >= floor or (ev.names_only and r[0] in ev.named_whole) or i < lead]
     return kept, ev, True
 
 

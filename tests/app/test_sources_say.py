@@ -58,7 +58,7 @@ def test_a_restatement_in_an_entry_shown_whole_carries_file_and_lines(judge: Jud
 
 def test_a_shortened_quotation_says_where_the_rest_is(judge: Judge) -> None:
     cut = 0
-    asked = ("family honor", "what happens when my honor reaches 40")
+    asked = ("what is honor a short term for",)  # B. Family Honor related, not a result (then it is not quoted)
     for answer in (judge.define("honor"), *(judge.ask(q) for q in asked)):
         for page in to_discord(answer).pages:
             lines = plain(page.description).split("\n")
@@ -81,6 +81,29 @@ def test_a_sentence_about_honor_does_not_append_every_entry_named_honor(judge: J
     named = judge.ask("ninjitsu").hit_ids
     assert {"obsidian-hand:ability-ninjitsu-open", "obsidian-hand:ability-ninjitsu-reaction",
             "obsidian-hand:ability-ninjitsu-battle"} <= set(named)
+
+
+def test_a_name_inside_a_longer_name_does_not_list_its_own_entries(judge: Judge) -> None:
+    """"whats the starting family honor" names D. Starting Family Honor; the entries titled "Honor" (the
+    40-Honor win, the Honor interrupt) answer nothing it asks. "honor" alone still lists them."""
+    ids = judge.ask("whats the starting family honor").hit_ids
+    assert ids[0] == "obsidian-hand:iii-a-strongholds-d-starting-family-honor"
+    assert "obsidian-hand:ability-honor" not in ids and "obsidian-hand:ii-e-honor" not in ids
+    assert {"obsidian-hand:ability-honor", "obsidian-hand:ii-e-honor"} <= set(judge.ask("honor").hit_ids)
+
+
+def test_a_rule_that_is_itself_a_result_is_named_under_another_not_quoted_again(judge: Judge) -> None:
+    """B. Family Honor is result 2 of "whats the starting family honor" and also covers Family Honor (result
+    3): under result 3 it is named with its number, not quoted a second time."""
+    answer = judge.ask("whats the starting family honor")
+    assert answer.hit_ids[1:3] == ["obsidian-hand:ii-b-family-honor", "glossary:family-honor"]
+    for shown in (to_text(answer), discord_text(answer)):
+        third = shown[shown.index("3. ") :].replace("**", "")
+        assert "also has a rule on this, B. Family Honor (in that format); it is result 2." in third, third
+        assert "lines 208-214" not in third and "respect and integrity" not in third
+    alone = judge.ask("what is honor a short term for")  # B. Family Honor is not a result here: quoted in full
+    assert "obsidian-hand:ii-b-family-honor" not in alone.hit_ids
+    assert "respect and integrity" in to_text(alone) and "it is result" not in to_text(alone)
 
 
 def test_changes_group_an_update_with_the_entries_it_touched(judge: Judge) -> None:
