@@ -135,7 +135,8 @@ def unsure_note(hits: Sequence[Hit]) -> Inline:
     if not ranked or low or ranked[0].unlike_asked or ranked[0].like_unanswered is None:
         return UNSURE_NOTE
     return runs(
-        f"The loaded rules may not cover this: a question like it, \u201c{ranked[0].like_unanswered}\u201d, was "
+        # a server's confirmed question is what a member typed: shown as any echoed input is
+        f"The loaded rules may not cover this: a question like it, \u201c{echo(ranked[0].like_unanswered)}\u201d, was "
         "checked against them and is not answered there. These are the closest matches, and none may answer it. "
         "Try other words, or ",
         code("/define"),

@@ -50,3 +50,18 @@ def test_a_ruling_forms_unknown_names_are_quoted_cut(engine: Engine, size: int) 
     assert all(len(p) <= markdown.NAME_ECHO + 60 for p in problems), [len(p) for p in problems]
     assert all("…" in p for p in problems)
 
+
+
+def test_a_servers_not_covered_question_is_shown_back_inert(engine: Engine) -> None:
+    """A question a server's judges confirmed the loaded rules do not answer is what a member typed: named in
+    that server's "may not cover this" line, it pings nobody, reverses no text and stays bounded."""
+    from bot.app.renderers import discord_markdown as dm
+    from index.query.overlay import Kept
+
+    typed = "@everyone do I gain honor when I destroy an enemy province \u202e" + "x" * 1_000
+    overlay = engine.build_overlay("guild:9", [], 1, kept=[Kept(typed, None, None)])
+    answer = Judge(engine).scoped(overlay).ask(typed)
+    shown = dm.render(answer).pages[0].description
+    assert "may not cover this" in shown
+    assert "@everyone" not in shown.replace("@\u200beveryone", "")  # escaped: no mention
+    assert "\u202e" not in shown and len(shown) <= 4_096 and "x" * (ECHO_LIMIT + 1) not in shown
