@@ -125,3 +125,23 @@ def usable(kept: Unanswered, corpus: Corpus, unit_vectors: np.ndarray, vectors: 
         log.info("%d question(s) kept as not covered are closest to a paragraph they were not checked against; "
                  "unused", int((~ok).sum()))
     return ok
+
+
+def write_checked(path: Path | None = None) -> int:
+    """Record the shipped sources' paragraphs as the ones the questions were checked against (after reading
+    every question against them again); the number of digests written."""
+    from glossary.loader import load_corpus
+
+    path = path or DATA
+    data = json.loads(path.read_text("utf-8"))
+    data["checked"] = sorted(set(paragraph_digests(load_corpus())))
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    return len(data["checked"])
+
+
+if __name__ == "__main__":  # python -m index.build.unanswered --write-checked
+    import sys
+
+    if sys.argv[1:] != ["--write-checked"]:
+        sys.exit("usage: python -m index.build.unanswered --write-checked  (after checking every question again)")
+    print(f"{DATA.name}: {write_checked()} paragraph digests recorded as checked")

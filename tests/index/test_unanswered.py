@@ -109,3 +109,15 @@ def test_without_kept_questions_nothing_is_flagged(engine: Engine) -> None:
     assert ev is not None and ev.unasked_best is not None
     assert ranking.like_unanswered(engine._st, replace(ev, unasked_best=None)) is None
     assert ranking.like_unanswered(engine._st, replace(ev, names_only=True)) is None
+
+
+def test_write_checked_records_the_shipped_paragraphs(tmp_path: Path, engine: Engine) -> None:
+    copy = tmp_path / "unanswered.json"
+    data = json.loads(unanswered.DATA.read_text("utf-8"))
+    data["checked"] = []
+    copy.write_text(json.dumps(data), "utf-8")
+    assert unanswered.read(copy).checked == frozenset()
+    written = unanswered.write_checked(copy)
+    assert written == len(unanswered.read(copy).checked)
+    assert set(unanswered.paragraph_digests(engine._st.corpus)) <= unanswered.read(copy).checked
+    assert unanswered.read(copy).texts == unanswered.read().texts  # the questions are left as they were
