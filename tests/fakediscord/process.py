@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import signal
 import socket
 import sys
@@ -26,8 +27,29 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (what it gives outgoing connections); 32768 if unknown."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
+    """A TCP port free on 127.0.0.1 right now, for a child process to listen on.
+
+    Taken below the kernel's ephemeral range: a port from that range can go to any process's outgoing connection
+    (another test run's, a database client's) between this check and the child's bind, which then fails with
+    "address already in use" (seen once, with two test runs side by side)."""
+    low = _ephemeral_low()
+    for _ in range(100):
+        port = random.randrange(10_000, low) if low > 11_000 else 0
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(sock.getsockname()[1])
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
