@@ -39,6 +39,8 @@ SETS = {
     "2026-11-27b": (HERE / "heldout_paragraphs_2026-11-27b.json", HERE / "unanswerable_2026-11-27b.json"),
     "2026-11-27c": (HERE / "heldout_paragraphs_2026-11-27c.json", HERE / "unanswerable_2026-11-27c.json"),
 }
+# Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
+UNANSWERABLE_ONLY = {"2026-11-27d": HERE / "unanswerable_2026-11-27d.json"}
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b")
@@ -75,7 +77,21 @@ def shown(judge: Judge, question: str) -> Shown:
 def score(engine: Engine) -> dict[str, Any]:
     """Every blind pair in ``SETS``, by the date it was written."""
     judge = Judge(engine)
-    return {written: score_pair(judge, *paths) for written, paths in SETS.items()}
+    out: dict[str, Any] = {written: score_pair(judge, *paths) for written, paths in SETS.items()}
+    for written, path in UNANSWERABLE_ONLY.items():
+        out[written] = {"unanswerable": score_unanswerable(judge, path)}
+    return out
+
+
+def score_unanswerable(judge: Judge, path: Path) -> dict[str, Any]:
+    """How many of a set of questions the sources do not answer get "no rule stands out"."""
+    nope = json.loads(path.read_text("utf-8"))["questions"]
+    unsure = [shown(judge, q["q"]).unsure for q in nope]
+    return {
+        "n": len(nope),
+        "said unsure": round(100 * sum(unsure) / len(nope), 1),
+        "answered with confidence": [q["q"] for q, u in zip(nope, unsure, strict=True) if not u],
+    }
 
 
 def score_pair(judge: Judge, paragraphs: Path, unanswerable: Path) -> dict[str, Any]:
@@ -109,13 +125,7 @@ def score_pair(judge: Judge, paragraphs: Path, unanswerable: Path) -> dict[str, 
         "said unsure": _share(rows, "unsure"),
         "misses": [r for r in rows if not r["paragraph"]],
     }
-    nope = json.loads(unanswerable.read_text("utf-8"))["questions"]
-    unsure = [shown(judge, q["q"]).unsure for q in nope]
-    out["unanswerable"] = {
-        "n": len(nope),
-        "said unsure": round(100 * sum(unsure) / len(nope), 1),
-        "answered with confidence": [q["q"] for q, u in zip(nope, unsure, strict=True) if not u],
-    }
+    out["unanswerable"] = score_unanswerable(judge, unanswerable)
     return out
 
 
@@ -153,7 +163,12 @@ def format_blind(result: dict[str, Any]) -> str:
 
 
 def _format_pair(written: str, result: dict[str, Any]) -> str:
-    a, u = result["answerable"], result["unanswerable"]
+    u = result["unanswerable"]
+    if "answerable" not in result:
+        lines = [f"unanswerable set ({u['n']} questions, written {written}, never tuned on): said unsure "
+                 f"{u['said unsure']}%", "unanswerable questions answered without saying it is unsure:"]
+        return "\n".join(lines + [f"  {q!r}" for q in u["answered with confidence"]])
+    a = result["answerable"]
     lines = [f"blind paragraph set ({a['n']} questions, written {written}, never tuned on):"]
     lines += [f"  {k}: {v}%" for k, v in a.items() if k not in ("n", "misses")]
     kept = " (in-sample: kept as not covered; see `left-out`)" if written in KEPT_AS_NOT_COVERED else ""
