@@ -1,7 +1,8 @@
 """Scores the blind sets through the judge, as a player sees the answer: those written on 2026-11-26
 (``benchmarks/heldout_paragraphs_2026-11.json``, ``benchmarks/unanswerable_2026-11.json``), on 2026-11-27
-(``heldout_paragraphs_2026-11-27.json``, ``unanswerable_2026-11-27.json``) and later that day (``..._2026-11-27b``),
-each pair reported apart. The unanswerable halves of the first two are kept as not covered since
+(``heldout_paragraphs_2026-11-27.json``, ``unanswerable_2026-11-27.json``) and later that day (``..._2026-11-27b``,
+``..._2026-11-27c``, the unanswerable set ``..._2026-11-27d`` and the paragraph set ``..._2026-11-27e``), each
+reported apart. The unanswerable halves of the first two are kept as not covered since
 (``index/unanswered.json``): their "unsure" figure is in-sample, and ``left_out`` measures the list fairly.
 
 They were written from the rule documents alone, by helpers who saw no eval set, test, doc, kept question
@@ -12,6 +13,8 @@ the one that is still blind; both are kept so the figures stay comparable over t
 
 - *entry top-1 / top-3*: the expected entry quoted by the first / one of the first three results;
 - *paragraph*: the first result quotes the expected entry at one of the expected paragraphs;
+- *paragraph quoted by the first result*: one of the expected paragraphs is among the first result's quotes,
+  which may be a rule and its example quoted together, in source order;
 - *sentence*: that quoted paragraph holds the expected answering sentence (a check on the labels: the
   sentence is a substring of the paragraph, so this equals *paragraph* unless the labels are wrong);
 - *unsure*: the answer opens with "no rule stands out" (or finds nothing), which every unanswerable
@@ -21,7 +24,7 @@ the one that is still blind; both are kept so the figures stay comparable over t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,8 @@ SETS = {
     "2026-11-27b": (HERE / "heldout_paragraphs_2026-11-27b.json", HERE / "unanswerable_2026-11-27b.json"),
     "2026-11-27c": (HERE / "heldout_paragraphs_2026-11-27c.json", HERE / "unanswerable_2026-11-27c.json"),
 }
+# Sets written without the other half of a pair: scored for what they hold only.
+PARAGRAPHS_ONLY = {"2026-11-27e": HERE / "heldout_paragraphs_2026-11-27e.json"}
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {"2026-11-27d": HERE / "unanswerable_2026-11-27d.json"}
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
@@ -57,21 +62,27 @@ class Shown:
 
     quoted: list[tuple[str, int | None]]
     unsure: bool
+    first: list[tuple[str, int | None]] = field(default_factory=list)  # every quote of the first result
 
 
 def shown(judge: Judge, question: str) -> Shown:
     answer = judge.ask(question)
     quoted: list[tuple[str, int | None]] = []
+    first: list[tuple[str, int | None]] = []
     unsure = not answer.items
-    for item in answer.items:
+    for k, item in enumerate(answer.items):
+        found = False
         for block in item.blocks:
             for b in getattr(block, "blocks", [block]):
                 if isinstance(b, Note) and b.kind == "unsure":
                     unsure = True
                 if isinstance(b, Quote) and b.role == "hit":
-                    quoted.append((b.entry.id, b.paragraph))
-                    break
-    return Shown(quoted, unsure)
+                    if not found:
+                        quoted.append((b.entry.id, b.paragraph))
+                        found = True
+                    if k == 0:
+                        first.append((b.entry.id, b.paragraph))
+    return Shown(quoted, unsure, first)
 
 
 def score(engine: Engine) -> dict[str, Any]:
@@ -80,6 +91,8 @@ def score(engine: Engine) -> dict[str, Any]:
     out: dict[str, Any] = {written: score_pair(judge, *paths) for written, paths in SETS.items()}
     for written, path in UNANSWERABLE_ONLY.items():
         out[written] = {"unanswerable": score_unanswerable(judge, path)}
+    for written, path in PARAGRAPHS_ONLY.items():
+        out[written] = {"answerable": score_answerable(judge, path)}
     return out
 
 
@@ -95,7 +108,11 @@ def score_unanswerable(judge: Judge, path: Path) -> dict[str, Any]:
 
 
 def score_pair(judge: Judge, paragraphs: Path, unanswerable: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+    return {"answerable": score_answerable(judge, paragraphs), "unanswerable": score_unanswerable(judge, unanswerable)}
+
+
+def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
+    """Entry and paragraph figures of an answerable set, as ``/ask`` shows them (``shown``)."""
     data = json.loads(paragraphs.read_text("utf-8"))["questions"]
     rows = []
     for q in data:
@@ -110,23 +127,24 @@ def score_pair(judge: Judge, paragraphs: Path, unanswerable: Path) -> dict[str, 
             "top1": first[0] == q["entry"],
             "top3": q["entry"] in entries[:3],
             "paragraph": first[0] == q["entry"] and first[1] in q["paragraphs"],
+            # the first result quotes it, alone or with the rule or example quoted beside it
+            "quoted": any(e == q["entry"] and p in q["paragraphs"] for e, p in s.first),
             "later_paragraph": min(q["paragraphs"]) > 0,
             "unsure": s.unsure,
         })
     n = len(rows)
     later = [r for r in rows if r["later_paragraph"]]
-    out["answerable"] = {
+    return {
         "n": n,
         "entry top-1": _share(rows, "top1"),
         "entry top-3": _share(rows, "top3"),
         "paragraph": _share(rows, "paragraph"),
         "paragraph (answer not in the entry's first paragraph)": _share(later, "paragraph"),
         "paragraph given the entry is first": _share([r for r in rows if r["top1"]], "paragraph"),
+        "paragraph quoted by the first result (alone or with its rule or example)": _share(rows, "quoted"),
         "said unsure": _share(rows, "unsure"),
         "misses": [r for r in rows if not r["paragraph"]],
     }
-    out["unanswerable"] = score_unanswerable(judge, unanswerable)
-    return out
 
 
 def score_in_sample(engine: Engine) -> dict[str, Any]:
@@ -163,6 +181,12 @@ def format_blind(result: dict[str, Any]) -> str:
 
 
 def _format_pair(written: str, result: dict[str, Any]) -> str:
+    if "unanswerable" not in result:
+        a = result["answerable"]
+        lines = [f"blind paragraph set ({a['n']} questions, written {written}, never tuned on):"]
+        lines += [f"  {k}: {v}%" for k, v in a.items() if k not in ("n", "misses")]
+        lines.append("paragraph misses (expected entry [paragraphs] -> quoted (entry, paragraph) of the first three):")
+        return "\n".join(lines + [f"  {m['q']!r}: {m['entry']} {m['paragraphs']} -> {m['got']}" for m in a["misses"]])
     u = result["unanswerable"]
     if "answerable" not in result:
         lines = [f"unanswerable set ({u['n']} questions, written {written}, never tuned on): said unsure "
