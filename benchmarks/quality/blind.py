@@ -14,7 +14,7 @@ the one that is still blind; both are kept so the figures stay comparable over t
 - *entry top-1 / top-3*: the expected entry quoted by the first / one of the first three results;
 - *paragraph*: the first result quotes the expected entry at one of the expected paragraphs;
 - *paragraph quoted by the first result*: one of the expected paragraphs is among the first result's quotes,
-  which may be a rule and its example quoted together, in source order;
+  which may be a rule and its example, or two paragraphs too close to call, quoted together in source order;
 - *sentence*: that quoted paragraph holds the expected answering sentence (a check on the labels: the
   sentence is a substring of the paragraph, so this equals *paragraph* unless the labels are wrong);
 - *unsure*: the answer opens with "no rule stands out" (or finds nothing), which every unanswerable
@@ -127,7 +127,8 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
             "top1": first[0] == q["entry"],
             "top3": q["entry"] in entries[:3],
             "paragraph": first[0] == q["entry"] and first[1] in q["paragraphs"],
-            # the first result quotes it, alone or with the rule or example quoted beside it
+            # the first result quotes it, alone or with the paragraph quoted beside it (its rule or example, or a
+            # paragraph too close to call: ranking.runner_up)
             "quoted": any(e == q["entry"] and p in q["paragraphs"] for e, p in s.first),
             "later_paragraph": min(q["paragraphs"]) > 0,
             "unsure": s.unsure,
@@ -141,7 +142,7 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
         "paragraph": _share(rows, "paragraph"),
         "paragraph (answer not in the entry's first paragraph)": _share(later, "paragraph"),
         "paragraph given the entry is first": _share([r for r in rows if r["top1"]], "paragraph"),
-        "paragraph quoted by the first result (alone or with its rule or example)": _share(rows, "quoted"),
+        "paragraph quoted by the first result (alone or with the paragraph quoted beside it)": _share(rows, "quoted"),
         "said unsure": _share(rows, "unsure"),
         "misses": [r for r in rows if not r["paragraph"]],
     }

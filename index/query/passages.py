@@ -39,8 +39,9 @@ def search_with_evidence(
     unlike = ev is not None and ranking.unlike_asked(ev)
     like = ranking.like_unanswered(st, ev) if ev is not None else None
     hits = []
-    for n, p, score in rows:
-        hit = make_hit(st, entries[n], score, terms, paragraph=p)
+    for k, (n, p, score) in enumerate(rows):
+        also = ranking.runner_up(st, ev, n, p) if ev is not None and k == 0 else None
+        hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also)
         if chance is not None:
             hit.confidence = float(chance[n])
             hit.unlike_asked = unlike
@@ -50,9 +51,15 @@ def search_with_evidence(
 
 
 def make_hit(
-    st: State, entry: Entry, score: float, weights: dict[str, float], paragraph: int | None = None
+    st: State,
+    entry: Entry,
+    score: float,
+    weights: dict[str, float],
+    paragraph: int | None = None,
+    also: int | None = None,
 ) -> Hit:
-    """The hit at ``paragraph`` (else the paragraph with the most idf-weighted query terms), query words bold."""
+    """The hit at ``paragraph`` (else the paragraph with the most idf-weighted query terms), query words bold;
+    with the rule or example that goes with it, else with paragraph ``also`` (``ranking.runner_up``)."""
     if not entry.paragraphs:
         return Hit(entry, score, [], None, list(entry.changes))
     numbered: Iterable[tuple[int, Tokens]]
@@ -66,7 +73,11 @@ def make_hit(
     text, toks = entry.paragraphs[best], st.paragraph_tokens_at(entry, best)
     hit.sentence_spans = sentences.answering(text, toks, weight)
     other = companion(entry.paragraphs, best, lambda k: _weighs(st.paragraph_tokens_at(entry, k), weight))
-    if other is not None:
+    if other is None and also is not None and also != best and 0 <= also < len(entry.paragraphs):
+        otoks = st.paragraph_tokens_at(entry, also)
+        pointed = sentences.answering(entry.paragraphs[also], otoks, weight)
+        hit.companion = Passage(also, merge_spans([(a, b) for t, a, b in otoks if t in weight]), pointed)
+    elif other is not None:
         otoks = st.paragraph_tokens_at(entry, other)
         # the rule before an example is context (its words matched or not): only an example that followed the
         # chosen rule for its own words points at its sentence

@@ -136,6 +136,9 @@ class Evidence:
     said: tuple[str, ...] = ()  # the question's folded words in order, stop words kept (``index.query.phrases``)
     # (fused weights, choose weights, fused sum, choose sum) of the word columns, worked out beside the model run
     word_sums: tuple[Weights, Weights, np.ndarray, np.ndarray] | None = None
+    # per paragraph, the chooser's score (set by ``rank`` when no question shape put a row first): what
+    # ``runner_up`` compares an entry's paragraphs by
+    choose: np.ndarray | None = None
 
 
 def evidence(
@@ -560,6 +563,36 @@ def _quoted(
     return scores + QUOTED * top * np.maximum(np.asarray(runs, dtype=np.float32) - 2, 0)
 
 
+# A paragraph of the first result's entry whose chooser score comes this close to the quoted one's is quoted with it
+# (``runner_up``): the two both bear on the question, and which answers is too close to call. Measured on the eval
+# set and the first four blind paragraph sets (392 answers whose entry was right, in entries of two or more
+# paragraphs): at 0.9 a second paragraph is quoted in 9% of them, and 11 of the 45 whose quoted paragraph was not
+# the answering one quote it too; at 0.85, 15% and 15. docs/search.md, "Two close paragraphs quoted together".
+RUNNER_UP = 0.9
+
+
+def runner_up(st: State, ev: Evidence, entry: int, chosen: int) -> int | None:
+    """The paragraph of ``entry`` to quote beside ``chosen``: the best other one by the chooser (with the
+    quotation-run bonus, ``group``), when it scores at least ``RUNNER_UP`` of the chosen one's score."""
+    lex = st.lex
+    if ev.choose is None or lex is None:
+        return None
+    start = int(lex.entry_starts[entry])
+    end = int(lex.entry_starts[entry + 1]) if entry + 1 < len(lex.entry_starts) else len(ev.choose)
+    if end - start < 2:
+        return None
+    scores = _quoted(st, entry, start, ev.choose[start:end], ev.said, quotes.grams(ev.said))
+    paras = lex.unit_para[start:end].tolist()
+    if chosen not in paras:
+        return None
+    mine = float(scores[paras.index(chosen)])
+    others = [(float(sc), p) for sc, p in zip(scores.tolist(), paras, strict=True) if p != chosen and p >= 0]
+    if mine <= 0 or not others:
+        return None
+    best, para = max(others)
+    return para if best >= RUNNER_UP * mine else None
+
+
 # A question further than this (cosine) from every kept players' question is unlike anything players were seen
 # asking about the loaded rules: however its best entry ranks, no rule stands out (``unlike_asked``). Set on the
 # in-sample sets with the tuned model (2026-11-27): the largest round value that flags at most 1.5% of the 293 eval
@@ -634,9 +667,12 @@ def _rank(
     floor = 1.0 - math.log(1.0 / w.cutoff) / (SHARPNESS * top) if top > 0 and 0 < w.cutoff < 1 else 0.0
     ev.chance = _chances(st, fused, top)
     rows = group(st, fused, limit, choose, said=ev.said)
+    ev.choose = choose if not ev.names_only else None
     if not (shapes and rows):
         return rows, 0, floor
     first = _definition_first(st, ev, fused) + _changed_first(st, ev, fused) + _banned_first(st, ev, fused)
+    if first:
+        ev.choose = None  # a lookup's shape chose the row: it quotes what that lookup would
     firsts = list({r[0]: r for r in first}.values())[:limit]
     promoted = {r[0] for r in firsts}
     return (firsts + [r for r in rows if r[0] not in promoted])[:limit], len(firsts), floor

@@ -272,3 +272,24 @@ def test_a_quotation_run_needs_words_beyond_the_entrys_name() -> None:
     assert phrases.longest_run(said, seeds, paragraph) == 4
     assert phrases.longest_run(said, seeds, paragraph, frozenset(phrases.words("Entering-play honor loss"))) == 0
     assert phrases.longest_run(said, seeds, phrases.words("of the is a")) == 0  # stop words are no quotation
+
+
+def test_two_close_paragraphs_are_quoted_together_in_source_order(engine: Engine) -> None:
+    """"what's the minimum deck size for dynasty and fate in this format": the chooser puts the Dynasty Deck
+    line (paragraph 4, line 346) barely ahead of the line that answers ("2 decks, each containing at least 40
+    cards each", paragraph 3, line 345). Too close to call: the first result quotes both, in source order, each
+    with its own line. A clear choice quotes one paragraph, and the issue's "three separate honor gains?" case
+    does not bring the opposite ruling along."""
+    from bot.app.judge import Judge
+    from tests.rendering import to_text
+
+    asked = "what's the minimum deck size for dynasty and fate in this format"
+    hit = engine.search(asked)[0]
+    assert (hit.entry.id, hit.paragraph) == ("obsidian-hand:ii-f-the-play-deck-and-deck-construction", 3)
+    assert hit.companion is not None and hit.companion.paragraph == 2
+    shown = to_text(Judge(engine).ask(asked))
+    first = shown[shown.index("1. ") : shown.index("2. ")]
+    assert first.index("at least 40 cards each") < first.index("Black-backed Dynasty cards")
+    assert "paragraph 3, line 345" in first and "paragraph 4, line 346" in first
+    for clear in ("gain 1 honor for each samurai I control - is that three separate honor gains?", "max hand size"):
+        assert engine.search(clear)[0].companion is None, clear
