@@ -148,14 +148,20 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
     }
 
 
+def _answerable_in_sample() -> list[str]:
+    """The eval and held-out questions: the answerable questions a change may be tuned on."""
+    evals, held = json.loads(EVAL.read_text("utf-8")), json.loads(HELDOUT.read_text("utf-8"))
+    return [q["q"] for k in ("search", "paraphrased") for q in evals[k]] + [
+        q["q"] for k in ("paraphrased", "named") for q in held[k]
+    ]
+
+
 def score_in_sample(engine: Engine) -> dict[str, Any]:
     """The blind sets' "unsure" figure on the in-sample sets: what a change is tuned on, reported apart."""
     judge = Judge(engine)
-    evals, held = json.loads(EVAL.read_text("utf-8")), json.loads(HELDOUT.read_text("utf-8"))
-    answerable = [q["q"] for k in ("search", "paraphrased") for q in evals[k]]
-    answerable += [q["q"] for k in ("paraphrased", "named") for q in held[k]]
+    evals = json.loads(EVAL.read_text("utf-8"))
     sets = {
-        "answerable (eval and held-out questions)": answerable,
+        "answerable (eval and held-out questions)": _answerable_in_sample(),
         "off-topic (eval set)": list(evals["unanswerable"]),
         "in-domain unanswerable (unanswerable_insample.json)": json.loads(
             UNANSWERABLE_IN_SAMPLE.read_text("utf-8"))["questions"],
@@ -215,9 +221,7 @@ def left_out(engine: Engine) -> dict[str, Any]:
     st = engine._st  # the one build every question below is asked on
     data = json.loads(unanswered.DATA.read_text("utf-8"))
     origin = {" ".join(q["q"].split()): q.get("from", "?") for q in data["questions"]}
-    evals, held = json.loads(EVAL.read_text("utf-8")), json.loads(HELDOUT.read_text("utf-8"))
-    answerable = [q["q"] for k in ("search", "paraphrased") for q in evals[k]]
-    answerable += [q["q"] for k in ("paraphrased", "named") for q in held[k]]
+    answerable = _answerable_in_sample()
     for paragraphs, _nope in SETS.values():
         if paragraphs.exists():
             answerable += [q["q"] for q in json.loads(paragraphs.read_text("utf-8"))["questions"]]

@@ -116,27 +116,34 @@ def _see_result(rel: Relation, number: int) -> Relation:
     return replace(rel, heading=(*heading, Run(f"; it is result {number}.")), quote=None, citation=None)
 
 
-def unsure(hits: Sequence[Hit]) -> bool:
-    """Whether no ranked hit stands out: each is below ``UNSURE``, the question is unlike every kept players'
-    question (``Hit.unlike_asked``), or it is like a question kept as not covered (``Hit.like_unanswered``);
-    hits not ranked so (a server ruling) don't count."""
+def _unsure_reason(hits: Sequence[Hit]) -> str | None:
+    """Why no ranked hit stands out, if none does: "low" (each below ``UNSURE``), "unlike" (the question is unlike
+    every kept players' question, ``Hit.unlike_asked``) or "like" (it is like a question kept as not covered,
+    ``Hit.like_unanswered``); hits not ranked so (a server ruling) don't count."""
     ranked = [h for h in hits if h.confidence is not None]
-    return bool(ranked) and (
-        max(h.confidence or 0.0 for h in ranked) < UNSURE or ranked[0].unlike_asked
-        or ranked[0].like_unanswered is not None
-    )
+    if not ranked:
+        return None
+    if max(h.confidence or 0.0 for h in ranked) < UNSURE:
+        return "low"
+    if ranked[0].unlike_asked:
+        return "unlike"
+    return "like" if ranked[0].like_unanswered is not None else None
+
+
+def unsure(hits: Sequence[Hit]) -> bool:
+    """Whether no ranked hit stands out (``_unsure_reason``)."""
+    return _unsure_reason(hits) is not None
 
 
 def unsure_note(hits: Sequence[Hit]) -> Inline:
     """The "no rule stands out" line. When the only reason is a question kept as not covered that this one is
     like (``Hit.like_unanswered``), it names that question: the judge sees why, and can tell a poor likeness."""
-    ranked = [h for h in hits if h.confidence is not None]
-    low = max((h.confidence or 0.0 for h in ranked), default=0.0) < UNSURE
-    if not ranked or low or ranked[0].unlike_asked or ranked[0].like_unanswered is None:
+    if _unsure_reason(hits) != "like":
         return UNSURE_NOTE
+    like = next(h.like_unanswered for h in hits if h.confidence is not None)
     return runs(
         # a server's confirmed question is what a member typed: shown as any echoed input is
-        f"The loaded rules may not cover this: a question like it, \u201c{echo(ranked[0].like_unanswered)}\u201d, was "
+        f"The loaded rules may not cover this: a question like it, \u201c{echo(like or '')}\u201d, was "
         "checked against them and is not answered there. These are the closest matches, and none may answer it. "
         "Try other words, or ",
         code("/define"),

@@ -16,7 +16,6 @@ line and is left out (the rules still answer, as without the file).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from glossary.model import Corpus
+from index.build import asked
 from index.build.asked import DIGEST_CHARS, digest
 from index.build.lexical import units
 
@@ -91,10 +91,7 @@ def shipped(path: Path | None = None) -> Unanswered:
 
 def fingerprint(path: Path | None = None) -> str:
     """What the build fingerprint must cover: the file's bytes (a changed file rebuilds the index)."""
-    try:
-        return hashlib.sha256((path or DATA).read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return "none"
+    return asked.fingerprint(path or DATA)
 
 
 def paragraph_digests(corpus: Corpus) -> list[str]:
