@@ -1,7 +1,8 @@
 """Scores the blind sets through the judge, as a player sees the answer: those written on 2026-11-26
 (``benchmarks/heldout_paragraphs_2026-11.json``, ``benchmarks/unanswerable_2026-11.json``), on 2026-11-27
 (``heldout_paragraphs_2026-11-27.json``, ``unanswerable_2026-11-27.json``) and later that day (``..._2026-11-27b``,
-``..._2026-11-27c``, the unanswerable set ``..._2026-11-27d`` and the paragraph set ``..._2026-11-27e``), each
+``..._2026-11-27c``, the unanswerable set ``..._2026-11-27d`` and the paragraph sets ``..._2026-11-27e``, ``-f`` and
+``-g``), each
 reported apart. The unanswerable halves of the first two are kept as not covered since
 (``index/unanswered.json``): their "unsure" figure is in-sample, and ``left_out`` measures the list fairly.
 
@@ -43,7 +44,11 @@ SETS = {
     "2026-11-27c": (HERE / "heldout_paragraphs_2026-11-27c.json", HERE / "unanswerable_2026-11-27c.json"),
 }
 # Sets written without the other half of a pair: scored for what they hold only.
-PARAGRAPHS_ONLY = {"2026-11-27e": HERE / "heldout_paragraphs_2026-11-27e.json"}
+PARAGRAPHS_ONLY = {
+    "2026-11-27e": HERE / "heldout_paragraphs_2026-11-27e.json",
+    "2026-11-27f": HERE / "heldout_paragraphs_2026-11-27f.json",
+    "2026-11-27g": HERE / "heldout_paragraphs_2026-11-27g.json",
+}
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {"2026-11-27d": HERE / "unanswerable_2026-11-27d.json"}
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
