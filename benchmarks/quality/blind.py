@@ -1,10 +1,10 @@
 """Scores the blind sets through the judge, as a player sees the answer: those written on 2026-11-26
 (``benchmarks/heldout_paragraphs_2026-11.json``, ``benchmarks/unanswerable_2026-11.json``), on 2026-11-27
 (``heldout_paragraphs_2026-11-27.json``, ``unanswerable_2026-11-27.json``) and later that day (``..._2026-11-27b``,
-``..._2026-11-27c``, the unanswerable set ``..._2026-11-27d`` and the paragraph sets ``..._2026-11-27e``, ``-f`` and
-``-g``), each
-reported apart. The unanswerable halves of the first two are kept as not covered since
-(``index/unanswered.json``): their "unsure" figure is in-sample, and ``left_out`` measures the list fairly.
+``..._2026-11-27c``, the unanswerable sets ``..._2026-11-27d`` and ``-h``, and the paragraph sets
+``..._2026-11-27e``, ``-f`` and ``-g``), each reported apart. The unanswerable halves of the first two are kept
+as not covered since (``index/unanswered.json``): their "unsure" figure is in-sample, and ``left_out`` measures
+the list fairly.
 
 They were written from the rule documents alone, by helpers who saw no eval set, test, doc, kept question
 or thesaurus, and committed before any change they measure: never tune on them. The 2026-11-26 pair has
@@ -50,7 +50,10 @@ PARAGRAPHS_ONLY = {
     "2026-11-27g": HERE / "heldout_paragraphs_2026-11-27g.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
-UNANSWERABLE_ONLY = {"2026-11-27d": HERE / "unanswerable_2026-11-27d.json"}
+UNANSWERABLE_ONLY = {
+    "2026-11-27d": HERE / "unanswerable_2026-11-27d.json",
+    "2026-11-27h": HERE / "unanswerable_2026-11-27h.json",
+}
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b")
