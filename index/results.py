@@ -67,6 +67,9 @@ class Hit:
     # the question kept as not covered by the sources that this question is more like than any answered one
     # (``ranking.like_unanswered``): no rule stands out, and the answer says which question it resembles
     like_unanswered: str | None = None
+    # the chance, the closest kept question and the closest not-covered one, weighed together, say no rule stands
+    # out though none of them alone does (``ranking.doubtful``)
+    doubt: bool = False
     # found by the words of its text, not by its name or number (a section lookup that named nothing)
     by_text: bool = False
     # The sentence(s) of ``quote`` that answer (at most two; none when it is one sentence or none stands
@@ -114,6 +117,7 @@ class Hit:
             "confidence": round(self.confidence, 3) if self.confidence is not None else None,
             "unlike_asked": self.unlike_asked,
             "like_unanswered": self.like_unanswered,
+            "doubt": self.doubt,
         }
 
 

@@ -118,8 +118,9 @@ def _see_result(rel: Relation, number: int) -> Relation:
 
 def _unsure_reason(hits: Sequence[Hit]) -> str | None:
     """Why no ranked hit stands out, if none does: "low" (each below ``UNSURE``), "unlike" (the question is unlike
-    every kept players' question, ``Hit.unlike_asked``) or "like" (it is like a question kept as not covered,
-    ``Hit.like_unanswered``); hits not ranked so (a server ruling) don't count."""
+    every kept players' question, ``Hit.unlike_asked``), "like" (it is like a question kept as not covered,
+    ``Hit.like_unanswered``) or "doubt" (the three weighed together, ``Hit.doubt``); hits not ranked so (a server
+    ruling) don't count."""
     ranked = [h for h in hits if h.confidence is not None]
     if not ranked:
         return None
@@ -127,7 +128,9 @@ def _unsure_reason(hits: Sequence[Hit]) -> str | None:
         return "low"
     if ranked[0].unlike_asked:
         return "unlike"
-    return "like" if ranked[0].like_unanswered is not None else None
+    if ranked[0].like_unanswered is not None:
+        return "like"
+    return "doubt" if ranked[0].doubt else None
 
 
 def unsure(hits: Sequence[Hit]) -> bool:

@@ -38,6 +38,7 @@ def search_with_evidence(
     chance = ev.chance if ev is not None else None
     unlike = ev is not None and ranking.unlike_asked(ev)
     like = ranking.like_unanswered(st, ev) if ev is not None else None
+    doubt = ev is not None and ranking.doubtful(ev)
     hits = []
     for k, (n, p, score) in enumerate(rows):
         also = ranking.runner_up(st, ev, n, p) if ev is not None and k == 0 else None
@@ -46,6 +47,7 @@ def search_with_evidence(
             hit.confidence = float(chance[n])
             hit.unlike_asked = unlike
             hit.like_unanswered = like
+            hit.doubt = doubt
         hits.append(hit)
     return hits, ev
 

@@ -630,6 +630,31 @@ def like_unanswered(st: State, ev: Evidence) -> str | None:
     return st.unanswered[ev.unasked_at]
 
 
+# The three signals weighed together (``doubtful``): the best entry's chance, the closest kept players' question
+# (``unlike_asked``) and how much closer the closest question kept as not covered is (``like_unanswered``). Each
+# alone must be far out to say "no rule stands out"; a question middling on all three is as telling. A logistic
+# fit (class-balanced, scikit-learn in a scratch script, nothing of it shipped) on the in-sample sets: 633
+# answerable questions (eval, held-out, and the read blind sets of 2026-11-26/27/27b/27c) against 227 unanswerable
+# ones (unanswerable_insample.json, the eval's off-topic ones, the blind sets of 2026-11-26/27/27b with each file
+# left out of the not-covered list). The cut is where 0.8% of the answerable score above it; with the three
+# signals as before that flags 10 of the 633 (8 before), and raises the left-out files from 77.5/68/68% to
+# 85/72/76% and the unread blind sets 2026-11-27c/d from 81.2/63.3% to 91.7/68.3%. docs/search.md, "The three
+# signals weighed together".
+DOUBT = (-2.48, -3.90, 6.68)  # per unit of: the best chance, the closest kept question's cosine, the margin
+DOUBT_BIAS = 5.51
+DOUBT_AT = 1.37
+
+
+def doubtful(ev: Evidence) -> bool:
+    """Whether the three signals together say no rule stands out (see ``DOUBT``); a question that is only
+    entries' names is answered by those entries, and without a not-covered list the signals stand alone."""
+    if ev.names_only or ev.chance is None or ev.asked_best is None or ev.unasked_best is None:
+        return False
+    chance, kept, margin = float(ev.chance.max()), ev.asked_best, ev.unasked_best - ev.asked_best
+    score = DOUBT[0] * chance + DOUBT[1] * kept + DOUBT[2] * margin + DOUBT_BIAS
+    return score > DOUBT_AT
+
+
 def is_close(ev: Evidence, w: Weights = DEFAULT) -> bool:
     """Whether anything answers the question closely enough to show.
 

@@ -370,3 +370,21 @@ def test_a_question_like_one_kept_as_not_covered_says_so_and_names_it(judge: Jud
     assert description.startswith("*The loaded rules may not cover this") and "`/define`" in description
     # the neighbouring question the rule answers: no note at all
     assert "may not cover" not in to_text(judge.ask("what is the starting strength of my provinces"))
+
+
+def test_signals_that_each_fall_short_together_say_no_rule_stands_out(judge: Judge, engine: Engine) -> None:
+    """Asked at the console as a judge: "do i lose honor when my personality is discarded from my province" (the
+    loaded rules do not say) listed eight entries, Honor (Interrupt) first, with no doubt voiced. Its best chance
+    (0.42), its closest kept question and its closest not-covered one each stay short of their own limits; weighed
+    together (``ranking.doubtful``) they say no rule stands out. A clear question is not touched."""
+    asked = "do i lose honor when my personality is discarded from my province"
+    hits = engine.search(asked, limit=ASK_LIMIT)
+    assert hits and max(h.confidence or 0 for h in hits) >= UNSURE  # premise: no signal alone says so
+    assert not hits[0].unlike_asked and hits[0].like_unanswered is None
+    assert hits[0].doubt and hits[0].to_dict()["doubt"] is True
+    assert plain_text(UNSURE_NOTE) in to_text(judge.ask(asked))
+    assert dm.render(judge.ask(asked)).pages[0].description.startswith("*No rule stands out")
+    for clear in ("is a terrain an enemy card", "max hand size", "can i use two tactical actions with the same guy"):
+        hits = engine.search(clear, limit=ASK_LIMIT)
+        assert not hits[0].doubt, clear
+        assert "No rule stands out" not in to_text(judge.ask(clear)), clear
