@@ -157,3 +157,17 @@ def test_a_banned_list_line_found_by_ask_says_banned(judge: Judge, question: str
     first = text.split("\n2. ", 1)[0]
     assert "1. Moshi Eihime" in first
     assert "On The Obsidian Hand Ruleset's banned list: banned" in first
+
+
+def test_the_rule_an_update_changed_is_named_when_a_result_quotes_that_very_paragraph(judge: Judge) -> None:
+    """"what is naval invasion" quotes the Naval Invasion ability (result 1), then its 10/27/2015 update (result 2)
+    with the rule that update changed as the sources now read: the same line 265 again. Now it is named with its
+    result number; the other rule the update changed (Player Abilities, line 89), which no result quotes, is
+    still quoted."""
+    answer = judge.ask("what is naval invasion")
+    assert answer.hit_ids[:2] == ["obsidian-hand:ability-naval-invasion", "obsidian-hand:update-2015-10-27"]
+    for shown in (to_text(answer), discord_text(answer)):
+        second = shown[shown.index("2. ") :].replace("**", "")
+        assert "It changed Naval Invasion, which the loaded sources now read; it is result 1." in second, second
+        assert "line 265" not in second
+        assert "It changed Player Abilities, which the loaded sources now read:" in second and "line 89" in second
