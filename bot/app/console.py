@@ -23,6 +23,7 @@ QUIT = frozenset({"quit", "exit", "q", ":q"})
 _OPTION = re.compile(r"(?:^|\s)(\w+):(\S*)")
 # ``private:`` is accepted by every command, as on Discord, and has no effect in a console.
 _ALWAYS = {"private"}
+_TRAILING_DATE = re.compile(r"^(?:(.*\S)\s+)?(\d{4}-\d{2}-\d{2})$")
 
 
 class Console:
@@ -61,6 +62,12 @@ class Console:
         arg_name = command.argument
         if arg_name and text.lower().startswith(arg_name + ":"):
             text = text[len(arg_name) + 1 :].strip()
+        # "/banned moshi eihime 2016-01-01" (or "/banned 2016-01-01"), as the usage line reads: a trailing date is the
+        # day asked about. Not in
+        # /ask, where a question may end with a date ("what changed after 2008-05-01").
+        dated = _TRAILING_DATE.match(text)
+        if dated and "as_of" in accepted and "as_of" not in options and command.name != "ask":
+            text, options["as_of"] = dated.group(1) or "", dated.group(2)
         if command.name == "open" and text.isdigit():  # "/open 2": the second entry the last answer listed
             n = int(text)
             if not 1 <= n <= len(self.last):

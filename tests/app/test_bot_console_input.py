@@ -196,3 +196,15 @@ def test_help_examples_print_without_markdown_code_marks(console: Console) -> No
     assert "\n/define target\n" in out
     assert "`" not in out
     assert "house rulings" not in out  # none loaded here
+
+
+def test_a_trailing_date_is_the_day_asked_about_as_the_usage_line_reads(console: Console) -> None:
+    """"/banned [card] [as_of]": a judge typing "/banned moshi eihime 2016-01-01" got "not named on the banned
+    list" (the date was read as part of the name). A trailing date is the day asked about, with or without a
+    card; in /ask it stays part of the question."""
+    before = console.answer("/banned moshi eihime 2016-01-01")
+    assert before.startswith("Not yet banned on 2016-01-01: Moshi Eihime\n"), before
+    assert console.answer("/banned moshi eihime as_of:2016-01-01") == before
+    assert "Added to the list after 2016-01-01, so left out: Moshi Eihime" in console.answer("/banned 2016-01-01")
+    assert console.answer("/define terrain 2008-01-01").startswith("Terrain — as of 2008-01-01\n")
+    assert console.answer("/ask what changed after 2008-05-01").startswith("Rules for: what changed after 2008-05-01")
