@@ -176,13 +176,7 @@ class Responder:
     (``Expired``); each call is bounded (a hung REST base must not hold a sender for long).
     """
 
-    # 160, not 64: in a burst the event loop waited on the REST replies (blocked in epoll 28% of the first-response
-    # window of 10,000 at once beside a CPU-bound process); with more in flight, 10,000 at once got 2,118 in time on
-    # average against 1,904 (five alternated pairs; a sixth run later got 1,757), and 3,449/3,570 against
-    # 3,425/3,393 on a quiet machine.
-    # docs/search.md, "More responses in flight". Discord's interaction callbacks are not rate-limited per route,
-    # and discord.py's connector has no connection limit.
-    def __init__(self, senders: int = 160) -> None:
+    def __init__(self, senders: int = 64) -> None:
         self.senders = senders
         self._queue: asyncio.PriorityQueue[tuple[int, float, int, Any]] | None = None
         self._tasks: list[asyncio.Task[None]] = []
