@@ -152,13 +152,22 @@ class Lookups:
                 return await loop.run_in_executor(self._urgent, self._timed, fn, wanted, True)
             finally:
                 self.urgent_pending -= 1
+        return await self.submit(fn, wanted)
+
+    def submit(self, fn: Callable[[], T], wanted: Callable[[], bool] = lambda: True) -> asyncio.Future[T]:
+        """``run`` without the wait: the job takes its place in the queue now, or ``Busy`` is raised now, before
+        the caller awaits anything. A reply that defers while its job is still to be queued could otherwise be
+        refused after the defer: the busy note would then follow a public "thinking" message, in the channel,
+        not to the asker alone (seen on a loaded machine)."""
         if self.saturated():
             raise Busy
         self.pending += 1
-        try:
-            return await loop.run_in_executor(self._executor, self._timed, fn, wanted)
-        finally:
-            self.pending -= 1
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._timed, fn, wanted)
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, _future: asyncio.Future[Any]) -> None:
+        self.pending -= 1
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -230,7 +230,9 @@ async def run_judge(
 
     judge = await bot.judge_for(interaction)  # with the asking server's own rulings, if any
     # Composed and rendered on the worker: the event loop only sends.
-    job = asyncio.ensure_future(lookups.run(lambda: render.render(judge.run(make)), wanted))
+    # queued (or refused as busy) before any defer: a busy reply then goes to the asker alone, never after a
+    # public "thinking" message
+    job = lookups.submit(lambda: render.render(judge.run(make)), wanted)
     try:
         if wait > 0:
             await asyncio.wait({job}, timeout=wait)

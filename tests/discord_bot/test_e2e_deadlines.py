@@ -271,3 +271,32 @@ async def test_a_lookup_waits_out_a_burst_of_first_responses_for_the_whole_windo
     assert started_while_held == [False]
     assert admission.MAX_HOLD >= admission.WINDOW
     lookups.shutdown()
+
+
+async def test_a_queue_that_fills_while_the_reply_gets_ready_is_a_busy_note_to_the_asker_alone(
+    running, monkeypatch
+) -> None:
+    """Seen once in a suite run beside a CPU-bound process: the queue had room when the reply looked, filled up
+    while the reply fetched the server's own rulings, and the reply deferred (a public "thinking" message) before
+    its job was refused. The busy note then followed in the channel. Here the queue is filled at that very point,
+    every time: the note must be the first response, ephemeral, and nothing public."""
+    fake, bot = running
+    lookups = Lookups(workers=1, max_wait=2.0)
+    lookups.seconds_per_lookup = 0.6
+    monkeypatch.setattr(bot, "lookups", lookups)
+    real_judge_for = bot.judge_for
+
+    async def filling_judge_for(interaction):  # other users' lookups take the queue's last places meanwhile
+        judge = await real_judge_for(interaction)
+        while not lookups.saturated():
+            lookups.pending += 1
+        return judge
+
+    monkeypatch.setattr(bot, "judge_for", filling_judge_for)
+    lookups.pending = 2  # two queued ahead: the answer would be late (1.8 s > DEFER_AT), and there is still room
+    assert not lookups.saturated() and lookups.expected_seconds() > admission.DEFER_AT
+    rec = await fake.invoke_command("ask", {"question": "is a terrain an enemy card"}, user=fake.new_member(),
+                                    timeout=10)
+    assert rec.message is not None and rec.message["content"] == BUSY
+    assert rec.response_type == 4 and rec.ephemeral  # the note itself is the first response, to the asker alone
+    assert len(rec.callbacks) == 1 and rec.rejected == []
