@@ -372,6 +372,10 @@ class RulingsService:
             )
 
         overlay = await asyncio.to_thread(build, EMBED_AT_ONCE, previous)
+        if self._loaded.get(scope) is not loaded:
+            # forgotten while it was built (the bot left the server: ``left``), or loaded again since (that
+            # load publishes its own): published now, it would put back what is no longer held or newer
+            return overlay
         self.overlays.put(overlay)
         if overlay.unembedded and scope not in self._embedding:
             self._embedding[scope] = asyncio.create_task(self._embed_later(scope), name=f"rulings-embed-{scope}")

@@ -159,3 +159,33 @@ async def test_a_full_disk_is_told_apart_from_an_outage(engine: Engine, tmp_path
         assert "no room to write (disk full)" in caplog.text
     finally:
         await service.close()
+
+
+async def test_a_server_left_while_its_overlay_was_being_built_stays_forgotten(
+    pair, engine: Engine, monkeypatch
+) -> None:
+    """Seen once in a suite run beside a CPU-bound process: a ruling's save was still building the server's new
+    overlay (on a worker thread) when the bot was removed from the server; ``left`` dropped the overlay, then the
+    build finished and put it back, so the server's rulings stayed in memory. Here the build waits until the
+    removal has happened, every time."""
+    a, _ = pair
+    await a.add("guild:7", Draft("Before", "Text.", ("glossary:terrain",)), ANN)
+    assert a.overlay("guild:7") is not None
+    building, go_on = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+    real_build = engine.build_overlay
+
+    def slow_build(*args, **kwargs):
+        loop.call_soon_threadsafe(building.set)
+        asyncio.run_coroutine_threadsafe(go_on.wait(), loop).result(10)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "build_overlay", slow_build)
+    save = asyncio.create_task(a.add("guild:7", Draft("During", "Text.", ("glossary:terrain",)), ANN))
+    await asyncio.wait_for(building.wait(), 10)
+    a.left("guild:7")  # removed from the server while the new overlay is being built
+    go_on.set()
+    await asyncio.wait_for(save, 10)
+    assert a.overlay("guild:7") is None  # nothing of it held in memory any more
+    monkeypatch.setattr(engine, "build_overlay", real_build)
+    assert (await a.overlay_for("guild:8"))[0] is not None  # other servers load and publish as before
