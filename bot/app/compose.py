@@ -595,11 +595,10 @@ class Composer:
                 parts.append(".")
             links = [Link(e.title, e.id) for e in near]
             return self.message(title, [Line(runs(*parts))], kind=ASK, arg=question, links=links)  # type: ignore[arg-type]
-        shown = {h.entry.id: k for k, h in reversed(list(enumerate(hits, start=1)))}
-        at = {h.entry.id: h.paragraph for h in reversed(hits)}
+        shown = {h.entry.id: (k, h.paragraph) for k, h in reversed(list(enumerate(hits, start=1)))}
         items = [
             Item(
-                [self.hit_group(k, hit, shown, at)],
+                [self.hit_group(k, hit, shown)],
                 [Link(f"{k}. {hit.entry.label}", hit.entry.id)]
                 + [Link("Server ruling: " + r.title, r.id) for r in self.rulings(hit.entry.id)],
             )
@@ -617,14 +616,12 @@ class Composer:
             hit_ids=[h.entry.id for h in hits],
         )
 
-    def hit_group(
-        self, number: int, hit: Hit, shown: dict[str, int] | None = None, at: dict[str, int | None] | None = None
-    ) -> Group:
+    def hit_group(self, number: int, hit: Hit, shown: dict[str, tuple[int, int | None]] | None = None) -> Group:
         """One search result: the answering paragraph with its own dates and lines, then what bears on that
         paragraph (each quoted with its citation), a restatement in other words, this server's rulings. A rule
-        that is itself among the results (``shown``: entry id -> result number) is named there, not quoted
-        twice; so is the rule an update record changed, where that result quotes the very paragraph changed
-        (``at``: entry id -> the paragraph its result quotes)."""
+        that is itself among the results (``shown``: entry id -> its result number and quoted paragraph) is named
+        there, not quoted twice; so is the rule an update record changed, where its result quotes the very
+        paragraph changed."""
         entry = hit.entry
         source = source_label(entry)
         if is_ruling(entry):
@@ -650,15 +647,15 @@ class Composer:
         if pair is not None and paragraph < pair.paragraph < len(entry.paragraphs):  # its example follows it
             blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
             blocks.append(self.citation(entry, pair.paragraph, role="hit"))
+        results = shown or {}
         for rel in self.relations(entry, paragraph, role="hit"):
-            other = (shown or {}).get(rel.entry.id)
-            blocks.append(rel if other is None or other == number else _see_result(rel, other))
-        for rel in self.changed_rules(entry, paragraph):
-            other = (shown or {}).get(rel.entry.id)
-            quoted = (at or {}).get(rel.entry.id)
-            same = rel.quote is not None and rel.citation is not None and quoted == rel.quote.paragraph and (
-                rel.citation.until in (None, quoted))
-            blocks.append(_see_result(rel, other) if other is not None and other != number and same else rel)
+            other, _quoted = results.get(rel.entry.id, (number, None))
+            blocks.append(rel if other == number else _see_result(rel, other))
+        for rel in self.changed_rules(entry, paragraph):  # quotes ``rel.quote.paragraph`` to ``citation.until``
+            other, quoted = results.get(rel.entry.id, (number, None))
+            same = rel.quote is not None and rel.citation is not None and (
+                quoted == rel.quote.paragraph == rel.citation.until)
+            blocks.append(_see_result(rel, other) if other != number and same else rel)
         for r in entry.restated:
             other = self.lookup(r.entry)
             if r.differs and other is not None and paragraph in r.paragraphs:

@@ -63,8 +63,7 @@ class Console:
         if arg_name and text.lower().startswith(arg_name + ":"):
             text = text[len(arg_name) + 1 :].strip()
         # "/banned moshi eihime 2016-01-01" (or "/banned 2016-01-01"), as the usage line reads: a trailing date is the
-        # day asked about. Not in
-        # /ask, where a question may end with a date ("what changed after 2008-05-01").
+        # day asked about; not in /ask, where a question may end with a date ("what changed after 2008-05-01").
         dated = _TRAILING_DATE.match(text)
         if dated and "as_of" in accepted and "as_of" not in options and command.name != "ask":
             text, options["as_of"] = dated.group(1) or "", dated.group(2)
