@@ -30,7 +30,7 @@ def describe(stage: str, total: int) -> str:
     if stage == ARRAYS:
         return "computing the word arrays"
     if stage == EMBEDDING:
-        return f"embedding {total} texts (paragraphs and players' questions)"
+        return f"embedding {total} texts (paragraphs, their sentences and players' questions)"
     return f"{stage} ({total})"
 
 

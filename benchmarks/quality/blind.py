@@ -1,10 +1,10 @@
 """Scores the blind sets through the judge, as a player sees the answer: those written on 2026-11-26
 (``benchmarks/heldout_paragraphs_2026-11.json``, ``benchmarks/unanswerable_2026-11.json``), on 2026-11-27
 (``heldout_paragraphs_2026-11-27.json``, ``unanswerable_2026-11-27.json``) and later that day (``..._2026-11-27b``,
-``..._2026-11-27c``, the unanswerable sets ``..._2026-11-27d`` and ``-h``, and the paragraph sets
-``..._2026-11-27e``, ``-f`` and ``-g``), each reported apart. The unanswerable halves of the first two are kept
-as not covered since (``index/unanswered.json``): their "unsure" figure is in-sample, and ``left_out`` measures
-the list fairly.
+``..._2026-11-27c``, the unanswerable sets ``..._2026-11-27d``, ``-h`` and ``-k``, and the paragraph sets
+``..._2026-11-27e``, ``-f`` and ``-g``, and the sentence set ``heldout_sentences_2026-11-27j``), each reported
+apart. The unanswerable halves of the first two are kept as not covered since (``index/unanswered.json``): their
+"unsure" figure is in-sample, and ``left_out`` measures the list fairly.
 
 They were written from the rule documents alone, by helpers who saw no eval set, test, doc, kept question
 or thesaurus, and committed before any change they measure: never tune on them. The 2026-11-26 pair has
@@ -16,8 +16,9 @@ the one that is still blind; both are kept so the figures stay comparable over t
 - *paragraph*: the first result quotes the expected entry at one of the expected paragraphs;
 - *paragraph quoted by the first result*: one of the expected paragraphs is among the first result's quotes,
   which may be a rule and its example, or two paragraphs too close to call, quoted together in source order;
-- *sentence*: that quoted paragraph holds the expected answering sentence (a check on the labels: the
-  sentence is a substring of the paragraph, so this equals *paragraph* unless the labels are wrong);
+- *sentence marked*: where the first result quotes the paragraph holding the labelled answering sentence and
+  that paragraph has two or more sentences, whether the marked sentences (bold on Discord) include it
+  ("on the answer"), mark only others ("elsewhere") or mark none; a one-sentence paragraph needs no mark;
 - *unsure*: the answer opens with "no rule stands out" (or finds nothing), which every unanswerable
   question should get and as few answerable ones as possible.
 """
@@ -32,6 +33,7 @@ from typing import Any
 from bot.app.answer import Note, Quote
 from bot.app.judge import Judge
 from index.engine import Engine
+from index.text.sentence_spans import worded
 
 HERE = Path(__file__).resolve().parent.parent
 PARAGRAPHS = HERE / "heldout_paragraphs_2026-11.json"
@@ -48,11 +50,15 @@ PARAGRAPHS_ONLY = {
     "2026-11-27e": HERE / "heldout_paragraphs_2026-11-27e.json",
     "2026-11-27f": HERE / "heldout_paragraphs_2026-11-27f.json",
     "2026-11-27g": HERE / "heldout_paragraphs_2026-11-27g.json",
+    # 90 questions whose answer is one sentence of a paragraph of two or more (79 past its first sentence),
+    # written for the sentence marks; committed before the change to them
+    "2026-11-27j": HERE / "heldout_sentences_2026-11-27j.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
     "2026-11-27d": HERE / "unanswerable_2026-11-27d.json",
     "2026-11-27h": HERE / "unanswerable_2026-11-27h.json",
+    "2026-11-27k": HERE / "unanswerable_2026-11-27k.json",
 }
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
@@ -71,12 +77,14 @@ class Shown:
     quoted: list[tuple[str, int | None]]
     unsure: bool
     first: list[tuple[str, int | None]] = field(default_factory=list)  # every quote of the first result
+    first_quotes: list[Quote] = field(default_factory=list)  # the same, as quoted (text and sentence marks)
 
 
 def shown(judge: Judge, question: str) -> Shown:
     answer = judge.ask(question)
     quoted: list[tuple[str, int | None]] = []
     first: list[tuple[str, int | None]] = []
+    first_quotes: list[Quote] = []
     unsure = not answer.items
     for k, item in enumerate(answer.items):
         found = False
@@ -90,7 +98,24 @@ def shown(judge: Judge, question: str) -> Shown:
                         found = True
                     if k == 0:
                         first.append((b.entry.id, b.paragraph))
-    return Shown(quoted, unsure, first)
+                        first_quotes.append(b)
+    return Shown(quoted, unsure, first, first_quotes)
+
+
+def marked(quotes: list[Quote], sentence: str) -> str | None:
+    """How the first result marks a labelled answering ``sentence``: "on" (a marked sentence holds most of it),
+    "elsewhere" (only others are marked), "none" (nothing marked); ``None`` when no quote of it holds the
+    sentence in a paragraph of two or more sentences (there is nothing to point at)."""
+    for b in quotes:
+        at = b.text.find(sentence)
+        if at < 0 or len(worded(b.text)) < 2:
+            continue
+        end = at + len(sentence)
+        if not b.sentences:
+            return "none"
+        inside = sum(max(0, min(e, end) - max(a, at)) for a, e in b.sentences)
+        return "on" if inside >= len(sentence) / 2 else "elsewhere"
+    return None
 
 
 def score(engine: Engine) -> dict[str, Any]:
@@ -140,6 +165,7 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
             "quoted": any(e == q["entry"] and p in q["paragraphs"] for e, p in s.first),
             "later_paragraph": min(q["paragraphs"]) > 0,
             "unsure": s.unsure,
+            "mark": marked(s.first_quotes, q["sentence"]) if q.get("sentence") else None,
         })
     n = len(rows)
     later = [r for r in rows if r["later_paragraph"]]
@@ -152,7 +178,23 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
         "paragraph given the entry is first": _share([r for r in rows if r["top1"]], "paragraph"),
         "paragraph quoted by the first result (alone or with the paragraph quoted beside it)": _share(rows, "quoted"),
         "said unsure": _share(rows, "unsure"),
+        **_marks(rows),
         "misses": [r for r in rows if not r["paragraph"]],
+    }
+
+
+def _marks(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The sentence-mark shares among the questions whose answering sentence is quoted in a paragraph of two or
+    more sentences by the first result (``marked``)."""
+    pointed = [r["mark"] for r in rows if r["mark"] is not None]
+    if not pointed:
+        return {}
+    n = len(pointed)
+    return {
+        f"sentence marked on the answer (of {n} quoted in a paragraph of 2+ sentences)": round(
+            100 * pointed.count("on") / n, 1),
+        "sentence marked elsewhere only": round(100 * pointed.count("elsewhere") / n, 1),
+        "no sentence marked": round(100 * pointed.count("none") / n, 1),
     }
 
 

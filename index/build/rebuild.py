@@ -27,7 +27,7 @@ from typing import Any
 from glossary.model import Corpus, SourceError
 from index.build import asked, lexical, store, unanswered, vectors
 from index.build.progress import PARSING, Progress, silent
-from index.text import embedding
+from index.text import embedding, sentence_spans
 
 #: A reload giving fewer than this share of the serving entries is refused (a folder half gone, say).
 KEEP_SHARE = 0.5
@@ -75,14 +75,13 @@ def reload_refusal(baseline: Baseline, corpus: Corpus) -> str | None:
 
 
 def with_model(fp: str, embedder: embedding.Embedder | None) -> str:
-    """The sources' fingerprint extended with the model, the kept questions (``index.build.asked``) and the array
-    layout: changing any of them rebuilds."""
+    """The sources' fingerprint extended with the model, the kept questions (``index.build.asked``), the array
+    layout and the sentence cutting (it decides which sentences have vectors): changing any of them rebuilds."""
     model = embedder.digest if embedder is not None else "none"
     kept = asked.fingerprint() if embedder is not None else "none"
     unasked = unanswered.fingerprint() if embedder is not None else "none"
-    return hashlib.sha256(
-        f"{fp}\nmodel:{model}\nasked:{kept}\nunanswered:{unasked}\nlexical:{lexical.VERSION}".encode()
-    ).hexdigest()
+    layout = f"lexical:{lexical.VERSION}\nsentences:{sentence_spans.VERSION}"
+    return hashlib.sha256(f"{fp}\nmodel:{model}\nasked:{kept}\nunanswered:{unasked}\n{layout}".encode()).hexdigest()
 
 
 def array_writer(

@@ -135,6 +135,10 @@ class State:
     # questions kept as not covered by the sources (``index.build.unanswered``) that still hold, and their vectors
     unanswered: tuple[str, ...] = ()
     unanswered_vectors: np.ndarray | None = None
+    # one vector per sentence of a paragraph of two or more (``vectors.sentences``), and where a paragraph's are:
+    # (entry id, paragraph) -> (first row, its sentences' spans). Read only for the paragraphs a hit quotes.
+    sentence_vectors: np.ndarray | None = None
+    sentence_rows: dict[tuple[str, int], tuple[int, tuple[tuple[int, int], ...]]] = field(default_factory=dict)
     entry_source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # per entry, corpus order
     entry_latest: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=str))  # latest change date or ""
     scopes: relations.Scopes = field(default_factory=dict)  # (rule id, entry id) -> the paragraphs it concerns
@@ -188,7 +192,8 @@ def write_arrays(
     progress(ARRAYS, 1, 1)
     if embedder is not None:
         vecs = vectors.compute(
-            corpus, embedder, cache_dir, asked.shipped(corpus), progress, unanswered.shipped().texts
+            corpus, embedder, cache_dir, asked.shipped(corpus), progress, unanswered.shipped().texts,
+            vectors.sentences(corpus),
         )
         vectors.write(folder, vecs, embedder)
 
@@ -211,12 +216,14 @@ def build_state(
     vecs = None
     kept = asked.NONE
     unasked = unanswered.NONE
+    found: vectors.Sentences = []
     if embedder is not None:
-        kept, unasked = asked.shipped(corpus), unanswered.shipped()
+        kept, unasked, found = asked.shipped(corpus), unanswered.shipped(), vectors.sentences(corpus)
         if opened.path is not None:
-            vecs = vectors.read(opened.path, embedder, lex.n_units + len(kept.texts) + len(unasked.texts))
+            count = lex.n_units + len(kept.texts) + len(unasked.texts) + sum(len(s) for _n, _p, s in found)
+            vecs = vectors.read(opened.path, embedder, count)
         else:
-            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, unasked.texts)
+            vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, unasked.texts, found)
     searcher = opened.index.searcher()
     reader = searcher.reader()
     st = State(corpus=corpus, searcher=searcher, meta=dict(opened.meta), index_path=opened.path, rebuilt=rebuilt)
@@ -227,9 +234,12 @@ def build_state(
         st.all_vectors = vecs
         st.scan = Scan(vecs)
         st.vectors, st.question_vectors, st.questions = vecs[: lex.n_units], vecs[lex.n_units :], kept
+        rest, on_sentences = rest[: len(unasked.texts)], rest[len(unasked.texts) :]
         live = unanswered.usable(unasked, corpus, st.vectors, rest)
         st.unanswered_vectors = np.ascontiguousarray(rest[live], dtype=np.float32)
         st.unanswered = tuple(t for t, ok in zip(unasked.texts, live.tolist(), strict=True) if ok)
+        st.sentence_vectors = np.ascontiguousarray(on_sentences, dtype=np.float32)
+        st.sentence_rows = _sentence_rows(corpus, found)
     st.by_id = corpus.by_id()
     st.order = {e.id: n for n, e in enumerate(corpus.entries)}
     st.ids = [e.id for e in corpus.entries]
@@ -246,6 +256,17 @@ def build_state(
     _build_changes(st)
     st.scopes = relations.compute(corpus, st.vectors, (lex.unit_entry, lex.unit_para))
     return st
+
+
+def _sentence_rows(
+    corpus: Corpus, found: vectors.Sentences
+) -> dict[tuple[str, int], tuple[int, tuple[tuple[int, int], ...]]]:
+    """Where each paragraph's sentence vectors start, with its sentences' spans (``State.sentence_rows``)."""
+    rows, at = {}, 0
+    for n, p, spans in found:
+        rows[(corpus.entries[n].id, p)] = (at, tuple(spans))
+        at += len(spans)
+    return rows
 
 
 def _latest(e: Entry) -> str:

@@ -7,6 +7,10 @@ renamed into place, so they are exactly as atomic and fingerprinted as the Whoos
 they sit beside. Embedding is the slow part of a build, so every vector is also kept in a
 cache keyed by (model digest, text): a rebuild after editing one file embeds only the
 paragraphs whose text changed.
+
+Each sentence of a paragraph of two or more has a vector too (``sentences``), embedded with the paragraph's
+context like the paragraph: a hit points at the sentence closest to the question (``index.query.sentences``).
+They are not scanned with the paragraphs; only the quoted paragraph's few are read.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from index.build.asked import NONE, Asked
 from index.build.lexical import Unreadable, units
 from index.build.progress import EMBEDDING, EVERY, Progress, silent
 from index.text.embedding import Embedder
+from index.text.sentence_spans import worded
 
 log = logging.getLogger("index")
 
@@ -37,10 +42,36 @@ CACHE_LIMIT = 400_000  # cached vectors kept per model (~600 MB at 384 dimension
 
 def embed_text(entry: Entry, paragraph: int) -> str:
     """What a paragraph is embedded as: its section path and title as context, then its words."""
+    return in_context(entry, entry.paragraphs[paragraph] if paragraph >= 0 else "")
+
+
+def in_context(entry: Entry, body: str) -> str:
+    """``body`` (a paragraph or one of its sentences) after its entry's section path and title."""
     context = [s for s in entry.section if s != entry.title and not s.lower().startswith("glossary")]
     head = " › ".join([*context, entry.title])
-    body = entry.paragraphs[paragraph] if paragraph >= 0 else ""
     return f"{head}: {body}" if body else head
+
+
+Sentences = list[tuple[int, int, list[tuple[int, int]]]]  # (entry number, paragraph, its sentences' spans)
+
+
+def sentences(corpus: Corpus) -> Sentences:
+    """Every paragraph of two or more sentences (``sentence_spans.worded``: stamps standing alone left out), in
+    corpus order, with where its sentences stand. A one-sentence paragraph has none: its vector is its own."""
+    out: Sentences = []
+    for n, entry in enumerate(corpus.entries):
+        for p, text in enumerate(entry.paragraphs):
+            spans = worded(text)
+            if len(spans) > 1:
+                out.append((n, p, spans))
+    return out
+
+
+def sentence_texts(corpus: Corpus, found: Sentences) -> list[str]:
+    """What each sentence is embedded as: its paragraph's context (section path and title), then the sentence."""
+    return [
+        in_context(corpus.entries[n], corpus.entries[n].paragraphs[p][a:b]) for n, p, spans in found for a, b in spans
+    ]
 
 
 def unit_texts(corpus: Corpus) -> list[str]:
@@ -107,11 +138,13 @@ def compute(
     asked: Asked = NONE,
     progress: Progress = silent,
     unanswered: tuple[str, ...] = (),
+    found: Sentences | None = None,
 ) -> np.ndarray:
     """Vectors for every unit, then for every kept question (``asked``), then for every question kept as not
-    covered (``unanswered``, embedded alone like a player's), embedding only texts the cache has not seen with
-    this model; ``progress`` hears of them every ``EVERY`` texts (it is the slow part)."""
-    texts = unit_texts(corpus) + asked_texts(asked) + list(unanswered)
+    covered (``unanswered``, embedded alone like a player's), then for every sentence (``found``), embedding
+    only texts the cache has not seen with this model; ``progress`` hears of them every ``EVERY`` texts (it is
+    the slow part)."""
+    texts = unit_texts(corpus) + asked_texts(asked) + list(unanswered) + sentence_texts(corpus, found or [])
     keys = [_key(t) for t in texts]
     cache_path = _cache_file(cache_dir, embedder) if cache_dir is not None else None
     cached = _read_cache(cache_path, embedder.dim) if cache_path is not None else {}
@@ -128,7 +161,9 @@ def compute(
     for i, k in enumerate(keys):
         out[i] = cached[k]
     fresh_n, all_n = len(missing), len(texts)
-    log.info("embedded %d of %d paragraphs and questions (%d from the cache)", fresh_n, all_n, all_n - fresh_n)
+    log.info(
+        "embedded %d of %d paragraphs, questions and sentences (%d from the cache)", fresh_n, all_n, all_n - fresh_n
+    )
     if cache_path is not None and missing:
         current = dict.fromkeys(keys)
         older = [k for k in cached if k not in current][: max(0, CACHE_LIMIT - len(current))]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
+import numpy as np
+
 from glossary.model import Entry
 from index.build.state import State
 from index.query import ranking, sentences
@@ -42,7 +44,8 @@ def search_with_evidence(
     hits = []
     for k, (n, p, score) in enumerate(rows):
         also = ranking.runner_up(st, ev, n, p) if ev is not None and k == 0 else None
-        hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also)
+        query = ev.query if ev is not None else None
+        hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also, query=query)
         if chance is not None:
             hit.confidence = float(chance[n])
             hit.unlike_asked = unlike
@@ -59,9 +62,11 @@ def make_hit(
     weights: dict[str, float],
     paragraph: int | None = None,
     also: int | None = None,
+    query: np.ndarray | None = None,
 ) -> Hit:
     """The hit at ``paragraph`` (else the paragraph with the most idf-weighted query terms), query words bold;
-    with the rule or example that goes with it, else with paragraph ``also`` (``ranking.runner_up``)."""
+    with the rule or example that goes with it, else with paragraph ``also`` (``ranking.runner_up``). The
+    sentence(s) that answer are pointed at by ``query`` (the question's vector) where given, else by words."""
     if not entry.paragraphs:
         return Hit(entry, score, [], None, list(entry.changes))
     numbered: Iterable[tuple[int, Tokens]]
@@ -72,20 +77,35 @@ def make_hit(
     weight = {t: st.idf.get(t, 1.0) * w for t, w in weights.items()}
     best, _score, spans = choose(numbered, weight)
     hit = Hit(entry, score, spans, best, entry.paragraph_changes(best))
-    text, toks = entry.paragraphs[best], st.paragraph_tokens_at(entry, best)
-    hit.sentence_spans = sentences.answering(text, toks, weight)
+    toks = st.paragraph_tokens_at(entry, best)
+    hit.sentence_spans = pointed_at(st, entry, best, toks, weight, query)
     other = companion(entry.paragraphs, best, lambda k: _weighs(st.paragraph_tokens_at(entry, k), weight))
     if other is None and also is not None and also != best and 0 <= also < len(entry.paragraphs):
         otoks = st.paragraph_tokens_at(entry, also)
-        pointed = sentences.answering(entry.paragraphs[also], otoks, weight)
+        pointed = pointed_at(st, entry, also, otoks, weight, query)
         hit.companion = Passage(also, merge_spans([(a, b) for t, a, b in otoks if t in weight]), pointed)
     elif other is not None:
         otoks = st.paragraph_tokens_at(entry, other)
         # the rule before an example is context (its words matched or not): only an example that followed the
         # chosen rule for its own words points at its sentence
-        pointed = sentences.answering(entry.paragraphs[other], otoks, weight) if other > best else []
+        pointed = pointed_at(st, entry, other, otoks, weight, query) if other > best else []
         hit.companion = Passage(other, merge_spans([(a, b) for t, a, b in otoks if t in weight]), pointed)
     return hit
+
+
+def pointed_at(
+    st: State, entry: Entry, paragraph: int, tokens: Tokens, weight: Mapping[str, float], query: np.ndarray | None
+) -> list[tuple[int, int]]:
+    """The sentence(s) of one quoted paragraph that answer: the closest in meaning to the question when the
+    build has its sentences' vectors (``sentences.closest``), else those with the most question words
+    (``sentences.answering``: no model, or a paragraph of one sentence)."""
+    text = entry.paragraphs[paragraph]
+    rows = st.sentence_rows.get((entry.id, paragraph)) if query is not None else None
+    if rows is None or st.sentence_vectors is None or query is None:
+        return sentences.answering(text, tokens, weight)
+    start, spans = rows
+    cosines = st.sentence_vectors[start : start + len(spans)] @ query
+    return sentences.closest(text, spans, cosines)
 
 
 # A paragraph that illustrates or qualifies the rule paragraph just before it in the same entry.

@@ -104,8 +104,10 @@ def test_cli_build_into_an_empty_folder_shows_the_stages_on_stderr_only(tmp_path
         f"{PREFIX}parsing 1 source file",
         f"{PREFIX}indexing 18 entries",
         f"{PREFIX}computing the word arrays",
-        # 191 paragraphs and kept questions, and every question kept as not covered (index/build/unanswered.py)
-        f"{PREFIX}embedding {191 + len(unanswered.read().texts)} texts (paragraphs and players' questions)",
+        # 191 paragraphs and kept questions, every question kept as not covered (index/build/unanswered.py) and
+        # the 40 sentences of this file's paragraphs of two or more (index/build/vectors.py, ``sentences``)
+        f"{PREFIX}embedding {191 + len(unanswered.read().texts) + 40} texts "
+        "(paragraphs, their sentences and players' questions)",
     ]
     assert lines[4].startswith(f"{PREFIX}done in ") and lines[4].endswith(" s") and len(lines) == 5
     stats = json.loads(proc.stdout)  # stdout is the JSON and nothing else
@@ -142,7 +144,7 @@ def test_stderr_display_is_a_bar_at_a_terminal_and_lines_elsewhere(terminal: boo
     else:
         assert out.splitlines()[:2] == [
             f"{PREFIX}parsing 2 source files",
-            f"{PREFIX}embedding 40 texts (paragraphs and players' questions)",
+            f"{PREFIX}embedding 40 texts (paragraphs, their sentences and players' questions)",
         ]
         assert "\r" not in out and len(out.splitlines()) == 3
     assert out.splitlines()[-1].startswith(f"{PREFIX}done in ")

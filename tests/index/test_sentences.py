@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from index.engine import Engine
 from index.query.passages import companion
-from index.query.sentences import answering, split
+from index.query.sentences import answering, closest, split
+from index.text.sentence_spans import worded
 
 
 def pieces(text: str) -> list[str]:
@@ -147,3 +149,77 @@ def test_the_even_if_example_is_not_marked_at_the_half_that_says_the_opposite(en
         marked = [text[a:b] for a, b in marks]
         if any("Kuon can use his ability while bowed" in m for m in marked):
             assert any(m.startswith("However, if the effect") for m in marked), marked
+
+
+def test_the_closest_sentence_is_marked_and_a_ruling_sentence_is_preferred_to_a_description() -> None:
+    text = "Winds have a title. They change how the Favor is used. You may not take Favor actions."
+    spans = split(text)
+    assert closest(text, spans, np.array([0.2, 0.6, 0.3])) == [spans[1]]  # clearly closest: marked alone
+    # the describing sentence is a little closer; the ruling one ("may not") is pointed at instead
+    assert closest(text, spans, np.array([0.2, 0.55, 0.5])) == [spans[2]]
+    plain = "Winds have a title. They change the Favor. The Favor is a card."  # no sentence rules
+    spans = split(plain)
+    assert closest(plain, spans, np.array([0.2, 0.61, 0.6])) == spans[1:]  # two within reach: both
+    assert closest(plain, spans, np.array([0.6, 0.61, 0.59])) == []  # three: nothing stands out
+    # one sentence, or cosines that do not match the sentences: no mark
+    assert closest("One rule.", [(0, 9)], np.array([0.9])) == []
+    assert closest(plain, spans, np.array([0.9])) == []
+
+
+def test_the_sentence_that_qualifies_the_closest_comes_with_it() -> None:
+    text = "Kuon can use his ability while bowed. However, an effect may stop him. Bow him later."
+    spans = split(text)
+    assert closest(text, spans, np.array([0.9, 0.3, 0.1])) == spans[:2]
+
+
+@pytest.mark.parametrize(
+    ("question", "entry", "sentence"),
+    [
+        # reported to the judge in players' words; the marks pointed elsewhere or nowhere before sentence vectors
+        ("opp just played a Terrain and I've got a 'destroy target enemy card' action. can I point it at the terrain?",
+         "glossary:terrain", "A Terrain is not in any side or army; thus, it is never an enemy or opposing card."),
+        ("opp blew up my terrain mid battle, but its effect says it cant be negated lol. does the effect keep going?",
+         "glossary:terrain", "This is not negation of those effects"),
+        ("can my family honor go below zero", "obsidian-hand:ii-b-family-honor",
+         "Family Honor may have a negative value."),
+        ("I'm going second this game, which side of my two-sided stronghold do I use?",
+         "obsidian-hand:iii-a-strongholds", "Players that do not go first must use the white-bordered side"),
+    ],
+)
+def test_the_answering_sentence_is_marked_by_meaning(engine: Engine, question: str, entry: str, sentence: str) -> None:
+    hit = engine.search(question)[0]
+    assert hit.entry.id == entry
+    marked = [hit.quote[a:b] for a, b in hit.sentence_spans]
+    assert len(marked) == 1 and marked[0].startswith(sentence), marked
+
+
+def test_a_build_has_a_vector_for_each_sentence_of_a_paragraph_of_two_or_more(engine: Engine) -> None:
+    st = engine._st
+    assert st.sentence_vectors is not None and st.sentence_rows
+    total = 0
+    for entry in st.corpus.entries:
+        for p, text in enumerate(entry.paragraphs):
+            found = st.sentence_rows.get((entry.id, p))
+            if len(worded(text)) < 2:
+                assert found is None
+                continue
+            start, spans = found
+            assert start == total and list(spans) == worded(text)
+            total += len(spans)
+    assert len(st.sentence_vectors) == total
+    assert np.allclose(np.linalg.norm(st.sentence_vectors, axis=1), 1.0, atol=1e-3)  # unit vectors: cosines
+
+
+def test_without_sentence_vectors_the_marks_fall_back_to_question_words(engine: Engine) -> None:
+    """A build without the model (or a paragraph without sentence vectors) still points at a sentence: the one
+    holding the weightiest question words."""
+    st = engine._st
+    saved = st.sentence_rows
+    try:
+        st.sentence_rows = {}
+        hit = engine.search("can I play a second terrain if one is already out at this battlefield")[0]
+    finally:
+        st.sentence_rows = saved
+    assert hit.entry.id == "glossary:terrain"
+    for a, b in hit.sentence_spans:
+        assert any(a <= s and e <= b for s, e in hit.spans)  # a marked sentence holds question words
