@@ -44,8 +44,10 @@ def search_with_evidence(
     hits = []
     for k, (n, p, score) in enumerate(rows):
         also = ranking.runner_up(st, ev, n, p) if ev is not None and k == 0 else None
-        query = ev.query if ev is not None else None
-        hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also, query=query)
+        # a question that only names the entry, or asks what it is, is answered by its whole opening paragraph: no
+        # sentence of it is closer in meaning than the name itself, so the words decide (usually: none stands out)
+        named = ev is None or ev.names_only or ev.defines == n
+        hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also, query=None if named else ev.query)
         if chance is not None:
             hit.confidence = float(chance[n])
             hit.unlike_asked = unlike

@@ -223,3 +223,13 @@ def test_without_sentence_vectors_the_marks_fall_back_to_question_words(engine: 
     assert hit.entry.id == "glossary:terrain"
     for a, b in hit.sentence_spans:
         assert any(a <= s and e <= b for s, e in hit.spans)  # a marked sentence holds question words
+
+
+@pytest.mark.parametrize("question", ["max hand size", "what is maximum hand size"])
+def test_a_question_that_only_names_the_entry_marks_no_sentence_by_meaning(engine: Engine, question: str) -> None:
+    """The answer to "max hand size" is the whole opening paragraph ("A player starts with a maximum hand size of
+    8 ..."); by meaning its second sentence ("A player with no maximum hand size ...") came out closest and was
+    marked, which points a skimming judge at the exception."""
+    hit = engine.search(question)[0]
+    assert hit.entry.id == "obsidian-hand:ii-c-maximum-hand-size" and hit.paragraph == 0
+    assert not any(hit.quote[a:b].startswith("A player with no maximum") for a, b in hit.sentence_spans)
