@@ -191,11 +191,12 @@ def write_arrays(
     lexical.write(lexical.compute(ix, corpus), folder)
     progress(ARRAYS, 1, 1)
     if embedder is not None:
+        found = vectors.sentences(corpus)
         vecs = vectors.compute(
-            corpus, embedder, cache_dir, asked.shipped(corpus), progress, unanswered.shipped().texts,
-            vectors.sentences(corpus),
+            corpus, embedder, cache_dir, asked.shipped(corpus), progress, unanswered.shipped().texts, found
         )
         vectors.write(folder, vecs, embedder)
+        vectors.write_sentences(folder, found)
 
 
 def build_state(
@@ -218,11 +219,13 @@ def build_state(
     unasked = unanswered.NONE
     found: vectors.Sentences = []
     if embedder is not None:
-        kept, unasked, found = asked.shipped(corpus), unanswered.shipped(), vectors.sentences(corpus)
+        kept, unasked = asked.shipped(corpus), unanswered.shipped()
         if opened.path is not None:
+            found = vectors.read_sentences(opened.path, corpus)
             count = lex.n_units + len(kept.texts) + len(unasked.texts) + sum(len(s) for _n, _p, s in found)
             vecs = vectors.read(opened.path, embedder, count)
         else:
+            found = vectors.sentences(corpus)
             vecs = vectors.compute(corpus, embedder, cache_dir, kept, progress, unasked.texts, found)
     searcher = opened.index.searcher()
     reader = searcher.reader()

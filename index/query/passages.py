@@ -102,7 +102,7 @@ def pointed_at(
     build has its sentences' vectors (``sentences.closest``), else those with the most question words
     (``sentences.answering``: no model, or a paragraph of one sentence)."""
     text = entry.paragraphs[paragraph]
-    rows = st.sentence_rows.get((entry.id, paragraph)) if query is not None else None
+    rows = st.sentence_rows.get((entry.id, paragraph))
     if rows is None or st.sentence_vectors is None or query is None:
         return sentences.answering(text, tokens, weight)
     start, spans = rows
