@@ -33,6 +33,7 @@ from typing import Any
 from bot.app.answer import Note, Quote
 from bot.app.judge import Judge
 from index.engine import Engine
+from index.query.passages import lead_in
 from index.text.sentence_spans import worded
 
 HERE = Path(__file__).resolve().parent.parent
@@ -84,24 +85,30 @@ class Shown:
 
 
 def shown(judge: Judge, question: str) -> Shown:
+    """What ``/ask`` showed. A result's quoted paragraph is its first quote in source order (the rule an example
+    illustrates comes first, and counts), except a list's lead-in quoted above its item (``passages.lead_in``):
+    that is context for the item the answer chose, which counts, as it did before lead-ins were quoted."""
     answer = judge.ask(question)
     quoted: list[tuple[str, int | None]] = []
     first: list[tuple[str, int | None]] = []
     first_quotes: list[Quote] = []
     unsure = not answer.items
     for k, item in enumerate(answer.items):
-        found = False
+        hits: list[Quote] = []
         for block in item.blocks:
             for b in getattr(block, "blocks", [block]):
                 if isinstance(b, Note) and b.kind == "unsure":
                     unsure = True
                 if isinstance(b, Quote) and b.role == "hit":
-                    if not found:
-                        quoted.append((b.entry.id, b.paragraph))
-                        found = True
+                    hits.append(b)
                     if k == 0:
                         first.append((b.entry.id, b.paragraph))
                         first_quotes.append(b)
+        if hits:
+            lead = len(hits) > 1 and hits[1].paragraph is not None and hits[0].entry.id == hits[1].entry.id and (
+                lead_in(hits[1].entry.paragraphs, hits[1].paragraph) == hits[0].paragraph)
+            chosen = hits[1] if lead else hits[0]
+            quoted.append((chosen.entry.id, chosen.paragraph))
     return Shown(quoted, unsure, first, first_quotes)
 
 

@@ -82,6 +82,8 @@ def make_hit(
     toks = st.paragraph_tokens_at(entry, best)
     hit.sentence_spans = pointed_at(st, entry, best, toks, weight, query)
     other = companion(entry.paragraphs, best, lambda k: _weighs(st.paragraph_tokens_at(entry, k), weight))
+    if other is not None and other == lead_in(entry.paragraphs, best) and also is not None:
+        other = None  # a paragraph too close to call says more than the list's lead-in (one companion a hit)
     if other is None and also is not None and also != best and 0 <= also < len(entry.paragraphs):
         otoks = st.paragraph_tokens_at(entry, also)
         pointed = pointed_at(st, entry, also, otoks, weight, query)
@@ -118,10 +120,15 @@ ILLUSTRATES = re.compile(
 )
 
 
+# A list item: a bullet and a space ("• Hida Kisada (...)", "– Hare Clan: Shiro Usagi", "- A Personality's ...").
+LIST_ITEM = re.compile(r"\s*[•·–—*-]\s")
+
+
 def companion(paragraphs: list[str], chosen: int, matches: Callable[[int], bool]) -> int | None:
     """The paragraph to quote with ``chosen``: the rule it illustrates when it is an example (exception)
     paragraph, since an example read alone misleads; else its example when that follows it and also holds
-    question words (``matches``). ``None`` when neither."""
+    question words (``matches``); else, for a list item, the sentence that introduces the list (``lead_in``).
+    ``None`` when none of these."""
     if ILLUSTRATES.match(paragraphs[chosen]):
         if chosen > 0 and not ILLUSTRATES.match(paragraphs[chosen - 1]):
             return chosen - 1
@@ -129,7 +136,30 @@ def companion(paragraphs: list[str], chosen: int, matches: Callable[[int], bool]
     after = chosen + 1
     if after < len(paragraphs) and ILLUSTRATES.match(paragraphs[after]) and matches(after):
         return after
-    return None
+    return lead_in(paragraphs, chosen)
+
+
+# A list item of at most this many words cannot stand alone ("– Monk = Brotherhood of Shinsei"); a longer one is
+# quoted with its lead-in only when that lead-in is a short introduction, not a rule paragraph of its own.
+SHORT_ITEM = 12
+SHORT_LEAD_IN = 30
+
+
+def lead_in(paragraphs: list[str], chosen: int) -> int | None:
+    """For a list item, the paragraph that introduces its list: the nearest one before it that is not an item,
+    when it ends with a colon. "– Hare Clan: Shiro Usagi" alone says nothing; under "The following Keywords are
+    considered Clan Alignments only if their respective Stronghold is in play:" it is the ruling. ``None`` for a
+    paragraph that is not an item, a list with no such lead-in, or a long item (a rule of its own: "- A
+    Personality's destruction for having 0 Chi comes from ...") under a long lead-in (a definition of its own)."""
+    if not LIST_ITEM.match(paragraphs[chosen]):
+        return None
+    k = chosen - 1
+    while k >= 0 and LIST_ITEM.match(paragraphs[k]):
+        k -= 1
+    if k < 0 or not paragraphs[k].rstrip().endswith(":"):
+        return None
+    short = len(paragraphs[chosen].split()) <= SHORT_ITEM + 1 or len(paragraphs[k].split()) <= SHORT_LEAD_IN
+    return k if short else None  # + 1: the bullet itself is not a word
 
 
 def _weighs(tokens: Tokens, weight: Mapping[str, float]) -> bool:

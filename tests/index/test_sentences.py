@@ -13,7 +13,7 @@ import pytest
 from glossary.loader import SHIPPED_SOURCES, load_corpus
 from index.build import vectors
 from index.engine import Engine
-from index.query.passages import companion
+from index.query.passages import companion, lead_in
 from index.query.sentences import answering, closest, split
 from index.text.sentence_spans import worded
 
@@ -98,6 +98,43 @@ def test_an_example_brings_its_rule_and_a_rule_its_matching_example() -> None:
     assert companion(paras, 2, lambda k: False) is None
     assert companion(paras, 0, lambda k: True) == 1
     assert companion(["Example: alone."], 0, lambda k: True) is None
+
+
+def test_a_short_list_item_brings_the_sentence_that_introduces_its_list() -> None:
+    paras = [
+        "Some Keywords count as Clan Alignments.",
+        "The following Keywords are considered Clan Alignments only if their Stronghold is in play:",
+        "– Hare Clan: Shiro Usagi",
+        "  • Imperial: Journey's End Keep Experienced",
+        "Unaligned Personalities have none.",
+        "- A Personality destroyed for having 0 Chi is destroyed by the effect that last gave it a Chi penalty, "
+        "or by the rulebook if there was none.",
+    ]
+    assert companion(paras, 2, lambda k: False) == 1  # "– Hare Clan: Shiro Usagi" says nothing alone
+    assert companion(paras, 3, lambda k: False) == 1  # an item further down the same list: the same lead-in
+    assert lead_in(paras, 1) is None and lead_in(paras, 4) is None  # not list items
+    # an item under a paragraph that does not end with a colon is a rule of its own
+    assert lead_in(paras, 5) is None
+    # a long item under a long lead-in is a rule under a definition: quoted alone; under a short lead-in, not
+    long_item = "- " + " ".join(["word"] * 20) + "."
+    long_lead = " ".join(["Some"] * 40) + " are:"
+    assert lead_in([long_lead, long_item], 1) is None
+    assert lead_in(["These cards are:", long_item], 1) == 0
+    assert lead_in([long_lead, "– Monk = Brotherhood of Shinsei"], 1) == 0
+
+
+def test_a_list_item_answer_quotes_its_lead_in_first_each_with_its_own_lines(engine: Engine) -> None:
+    """The Obsidian Hand's clan alignments: "– Hare Clan: Shiro Usagi" (paragraph 25, line 203) is the ruling
+    only under "The following Keywords are considered Clan Alignments only if their respective Stronghold is in
+    play:" (paragraph 24, line 202). Before, the item was quoted alone."""
+    from bot.app.judge import Judge
+    from tests.rendering import to_text
+
+    shown = to_text(Judge(engine).ask("does the Hare Clan count as a clan alignment in this format"))
+    lead = shown.index("> The following Keywords are considered Clan Alignments only if their respective "
+                       "Stronghold is in play:")
+    item = shown.index("> – Hare Clan: Shiro Usagi")
+    assert lead < shown.index("paragraph 24, line 202", lead) < item < shown.index("paragraph 25, line 203", item)
 
 
 @pytest.fixture(scope="module")
