@@ -133,6 +133,13 @@ def _unsure_reason(hits: Sequence[Hit]) -> str | None:
     return "doubt" if ranked[0].doubt else None
 
 
+def _unmarked(hit: Hit) -> Hit:
+    """``hit`` without its answering-sentence marks (its question words stay marked): a copy, the engine's own
+    hits are left as they are."""
+    pair = hit.companion
+    return replace(hit, sentence_spans=[], companion=None if pair is None else replace(pair, sentence_spans=[]))
+
+
 def unsure(hits: Sequence[Hit]) -> bool:
     """Whether no ranked hit stands out (``_unsure_reason``)."""
     return _unsure_reason(hits) is not None
@@ -595,6 +602,9 @@ class Composer:
                 parts.append(".")
             links = [Link(e.title, e.id) for e in near]
             return self.message(title, [Line(runs(*parts))], kind=ASK, arg=question, links=links)  # type: ignore[arg-type]
+        doubtful = unsure(hits)
+        if doubtful:  # a marked sentence says "this answers"; the note above it says none may: no marks
+            hits = [_unmarked(h) for h in hits]
         shown = {h.entry.id: (k, h.paragraph) for k, h in reversed(list(enumerate(hits, start=1)))}
         items = [
             Item(
@@ -604,7 +614,7 @@ class Composer:
             )
             for k, hit in enumerate(hits, start=1)
         ]
-        if unsure(hits):
+        if doubtful:
             items[0].blocks.insert(0, Note(unsure_note(hits), "unsure"))
         return Answer(
             title=title,

@@ -171,3 +171,19 @@ def test_the_rule_an_update_changed_is_named_when_a_result_quotes_that_very_para
         assert "It changed Naval Invasion, which the loaded sources now read; it is result 1." in second, second
         assert "line 265" not in second
         assert "It changed Player Abilities, which the loaded sources now read:" in second and "line 89" in second
+
+
+# -- an answer that says no rule stands out marks no sentence as the answer -------------------------------------
+
+
+def test_an_unsure_answer_marks_no_sentence_as_answering(judge: Judge, engine: Engine) -> None:
+    """The seeds give no opening hand size; the closest match quoted is the Obsidian Hand's maximum hand size of 8
+    ("A player starts with a maximum hand size of 8, ..."), which the engine points at as the closest sentence.
+    Under "The loaded rules may not cover this ... none may answer it", a marked "8" reads as the answer."""
+    question = "how many cards do we draw for our opening hand, and do we get a mulligan?"
+    assert any(h.sentence_spans for h in engine.search(question, limit=15))  # the premise: the engine marks one
+    answer = judge.ask(question)
+    shown = to_text(answer)
+    assert "none may answer it" in shown and "maximum hand size of 8" in shown
+    assert "▶" not in shown and "◀" not in shown
+    assert "**A player starts with a maximum hand size of 8" not in discord_text(answer)
