@@ -139,6 +139,8 @@ class Evidence:
     # per paragraph, the chooser's score (set by ``rank`` when no question shape put a row first): what
     # ``runner_up`` compares an entry's paragraphs by
     choose: np.ndarray | None = None
+    # the chooser's scores whatever the question's shape (``_rank``): ``ranked`` chooses the kept rows' paragraphs
+    chooser: np.ndarray | None = None
 
 
 def evidence(
@@ -530,14 +532,24 @@ def group(
         if e in seen:
             continue
         seen.add(e)
-        if choose is not None:
-            start = int(lex.entry_starts[e])
-            end = int(lex.entry_starts[e + 1]) if e + 1 < len(lex.entry_starts) else n
-            u = start + int(np.argmax(_quoted(st, e, start, choose[start:end], said, seeds)))
-        out.append((e, int(lex.unit_para[u]), score))
+        out.append((e, chosen_paragraph(st, e, choose, said, seeds) if choose is not None else int(lex.unit_para[u]),
+                    score))
         if len(out) >= limit:
             break
     return out
+
+
+def chosen_paragraph(
+    st: State, e: int, choose: np.ndarray, said: tuple[str, ...], seeds: set[tuple[str, ...]] | None = None
+) -> int:
+    """The paragraph of entry ``e`` the chooser quotes: its best ``choose`` score, raised for the question's words
+    it repeats as a run (``_quoted``)."""
+    lex = st.lex
+    assert lex is not None
+    start = int(lex.entry_starts[e])
+    end = int(lex.entry_starts[e + 1]) if e + 1 < len(lex.entry_starts) else len(choose)
+    seeds = quotes.grams(said) if seeds is None else seeds
+    return int(lex.unit_para[start + int(np.argmax(_quoted(st, e, start, choose[start:end], said, seeds)))])
 
 
 QUOTED = 0.2  # the chooser's bonus per word of a repeated run past two, as a share of the entry's best score
@@ -684,14 +696,19 @@ def rank(
 
 
 def _rank(
-    st: State, ev: Evidence, w: Weights, limit: int, choose_w: Weights | None = None, shapes: bool = True
+    st: State, ev: Evidence, w: Weights, limit: int, choose_w: Weights | None = None, shapes: bool = True,
+    choose_all: bool = True,
 ) -> tuple[list[tuple[int, int, float]], int, float]:
-    """``rank``, how many rows lead because of the question's shape, and the cut-off's lowest kept score."""
+    """``rank``, how many rows lead because of the question's shape, and the cut-off's lowest kept score. With
+    ``choose_all`` False the rows the ranking placed (after the leading ones) are at their best fused paragraph,
+    and the chooser's scores are kept on ``ev`` for the caller to choose the paragraphs of the rows it keeps
+    (``ranked``): the choice is per entry, so it does not change their order or scores."""
     fused, choose, top = fuse_scaled(st, ev, w, choose_w)
     # kept: entries the fitted model finds at least ``w.cutoff`` as likely as the best (scores are scaled by top)
     floor = 1.0 - math.log(1.0 / w.cutoff) / (SHARPNESS * top) if top > 0 and 0 < w.cutoff < 1 else 0.0
     ev.chance = _chances(st, fused, top)
-    rows = group(st, fused, limit, choose, said=ev.said)
+    ev.chooser = choose
+    rows = group(st, fused, limit, choose if choose_all else None, said=ev.said)
     ev.choose = choose if not ev.names_only else None
     if not (shapes and rows):
         return rows, 0, floor
@@ -710,7 +727,7 @@ def ranked(
     ev = evidence(st, question, source, since)
     if ev is None:
         return [], None, False
-    rows, lead, floor = _rank(st, ev, w, limit)
+    rows, lead, floor = _rank(st, ev, w, limit, choose_all=False)
     if not rows:
         return [], ev, False
     if not is_close(ev, w):
@@ -719,8 +736,14 @@ def ranked(
     # put first for the question's shape. A sentence that happens to use a short name ("does my family honor
     # change...") keeps only what is close: it no longer appends every entry titled "Honor"; nor does a name said
     # inside a longer one ("what's the starting family honor" names Starting Family Honor, not "Honor").
-    kept = [r for i, r in enumerate(rows) if r[2] >= floor or (ev.names_only and r[0] in ev.named_whole) or i < lead]
-    return kept, ev, True
+    keep = [i for i, r in enumerate(rows) if r[2] >= floor or (ev.names_only and r[0] in ev.named_whole) or i < lead]
+    # the paragraphs of the rows kept, chosen now (``_rank``'s ``choose_all``): most rows are cut, and the choice
+    # reads every paragraph of an entry for the question's runs of words
+    seeds = quotes.grams(ev.said)
+    chooser = ev.chooser
+    assert chooser is not None
+    return [rows[i] if i < lead else (rows[i][0], chosen_paragraph(st, rows[i][0], chooser, ev.said, seeds), rows[i][2])
+            for i in keep], ev, True
 
 
 def _chances(st: State, fused: np.ndarray, top: float) -> np.ndarray | None:
