@@ -159,7 +159,17 @@ def lead_in(paragraphs: list[str], chosen: int) -> int | None:
     if k < 0 or not paragraphs[k].rstrip().endswith(":"):
         return None
     short = len(paragraphs[chosen].split()) <= SHORT_ITEM + 1 or len(paragraphs[k].split()) <= SHORT_LEAD_IN
-    return k if short else None  # + 1: the bullet itself is not a word
+    if not short:  # + 1: the bullet itself is not a word
+        return None
+    # "These cards are:" only points back: the paragraph before it says which cards, and why they are listed
+    # ("However, some cards share a name despite being separate cards. ..."), so that one is quoted with the item
+    if POINTER.match(paragraphs[k]) and k > 0 and not LIST_ITEM.match(paragraphs[k - 1]):
+        return k - 1
+    return k
+
+
+# A lead-in that only points back to the paragraph before it: "These cards are:", "This consists of:".
+POINTER = re.compile(r"\s*(?:this|these|those|they)\b(?:\s+\S+){0,2}\s*:\s*$", re.IGNORECASE)
 
 
 def _weighs(tokens: Tokens, weight: Mapping[str, float]) -> bool:

@@ -121,6 +121,11 @@ def test_a_short_list_item_brings_the_sentence_that_introduces_its_list() -> Non
     assert lead_in([long_lead, long_item], 1) is None
     assert lead_in(["These cards are:", long_item], 1) == 0
     assert lead_in([long_lead, "– Monk = Brotherhood of Shinsei"], 1) == 0
+    # a lead-in that only points back ("These cards are:") gives way to the paragraph it points back to
+    rule = "However, some cards share a name despite being separate cards."
+    assert lead_in([rule, "These cards are:", "  • Corrupted Dojo (Fire and Shadow, Winds of Change)"], 2) == 0
+    assert lead_in(["These cards are:", "  • Corrupted Dojo"], 1) == 0  # nothing before it: itself
+    assert lead_in(["- an item", "These cards are:", "  • Corrupted Dojo"], 2) == 1  # an item before: itself
 
 
 def test_a_list_item_answer_quotes_its_lead_in_first_each_with_its_own_lines(engine: Engine) -> None:
