@@ -66,6 +66,15 @@ def line_span(first: int, last: int) -> str:
 # A paragraph the source numbers itself ("3. A duel begins to resolve..."): that number is how a judge finds it.
 _ITEM = re.compile(r"(\d{1,3})\.\s")
 
+# The marks the sources put before a list item ("• Hida Kisada ...", "– Hare Clan: Shiro Usagi", "- A Personality ...").
+BULLETS = ("•", "–", "-", "*", "·", "—")
+_LIST_ITEM = re.compile(r"\s*[" + re.escape("".join(BULLETS)) + r"]\s")
+
+
+def is_list_item(paragraph: str) -> bool:
+    """A paragraph that is one item of a list: a bullet, then a space (so "-20 Honor" is not one)."""
+    return _LIST_ITEM.match(paragraph) is not None
+
 
 def paragraph_name(entry: Entry, index: int) -> str:
     """How a judge finds paragraph ``index`` (0-based) of ``entry``: by the source's own number where it numbers

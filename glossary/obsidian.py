@@ -26,6 +26,7 @@ from rapidfuzz import fuzz, process, utils
 from glossary.limits import analysed
 from glossary.linking import unique_id
 from glossary.model import (
+    BULLETS,
     Anomaly,
     Change,
     ChangeKind,
@@ -64,7 +65,6 @@ _CARDINAL = re.compile(r"^Cardinal Rule\s++(?P<num>\d++)\s*+:\s*+(?P<title>\S(?:
 _STUB = re.compile(r"^\*\s*+see\s++\S", re.IGNORECASE)  # "* see Enlightened Open"
 _LETTERED = re.compile(r"^(?P<letter>[A-Z])\.\s++(?P<rest>\S.*)$")
 _SEE = re.compile(r"\b[Ss]ee\s++((?:[A-Z][\w’']*+)(?:\s++(?:(?:of|and|the)\s++)?[A-Z][\w’']*+)*+)")
-_BULLETS = ("•", "–", "-", "*", "·", "—")
 _EXAMPLE = re.compile(r"^(?:example\b|i\.?\s*e\b|e\.?\s*g\b)", re.IGNORECASE)
 _TERMINAL = ".:;,!?"
 _SENTENCE_END = tuple('.!?:)”"')
@@ -125,7 +125,7 @@ def _heading_shape(text: str) -> bool:
     bare = text.strip()
     if not bare or len(bare) > 60 or len(bare.split()) > 6:
         return False
-    if bare.startswith(_BULLETS) or bare.startswith("[") or _EXAMPLE.match(bare):
+    if bare.startswith(BULLETS) or bare.startswith("[") or _EXAMPLE.match(bare):
         return False
     if ":" in bare or _ends_terminal(bare):
         return False
@@ -149,7 +149,7 @@ def is_heading(line: str, next_line: str | None) -> bool:
 def is_topic_heading(line: str) -> bool:
     """An "Initial Guidelines" topic line: a short phrase ending with a colon ("Deck Construction:")."""
     bare = line.strip()
-    if not bare.endswith(":") or bare.startswith(_BULLETS) or _EXAMPLE.match(bare):
+    if not bare.endswith(":") or bare.startswith(BULLETS) or _EXAMPLE.match(bare):
         return False
     phrase = bare[:-1].strip()
     if not phrase or not phrase[0].isupper() or any(c in phrase for c in ".:;!?"):

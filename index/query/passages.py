@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from glossary.model import Entry
+from glossary.model import Entry, is_list_item
 from index.build.state import State
 from index.query import ranking, sentences
 from index.query.ranking import Evidence
@@ -81,9 +81,9 @@ def make_hit(
     hit = Hit(entry, score, spans, best, entry.paragraph_changes(best))
     toks = st.paragraph_tokens_at(entry, best)
     hit.sentence_spans = pointed_at(st, entry, best, toks, weight, query)
-    other = companion(entry.paragraphs, best, lambda k: _weighs(st.paragraph_tokens_at(entry, k), weight))
-    if other is not None and other == lead_in(entry.paragraphs, best) and also is not None:
-        other = None  # a paragraph too close to call says more than the list's lead-in (one companion a hit)
+    # one companion a hit: a paragraph too close to call (``also``) says more than a list's lead-in
+    other = companion(entry.paragraphs, best, lambda k: _weighs(st.paragraph_tokens_at(entry, k), weight),
+                      lists=also is None)
     if other is None and also is not None and also != best and 0 <= also < len(entry.paragraphs):
         otoks = st.paragraph_tokens_at(entry, also)
         pointed = pointed_at(st, entry, also, otoks, weight, query)
@@ -120,15 +120,13 @@ ILLUSTRATES = re.compile(
 )
 
 
-# A list item: a bullet and a space ("• Hida Kisada (...)", "– Hare Clan: Shiro Usagi", "- A Personality's ...").
-LIST_ITEM = re.compile(r"\s*[•·–—*-]\s")
-
-
-def companion(paragraphs: list[str], chosen: int, matches: Callable[[int], bool]) -> int | None:
+def companion(
+    paragraphs: list[str], chosen: int, matches: Callable[[int], bool], lists: bool = True
+) -> int | None:
     """The paragraph to quote with ``chosen``: the rule it illustrates when it is an example (exception)
     paragraph, since an example read alone misleads; else its example when that follows it and also holds
-    question words (``matches``); else, for a list item, the sentence that introduces the list (``lead_in``).
-    ``None`` when none of these."""
+    question words (``matches``); else, with ``lists``, for a list item, the sentence that introduces the list
+    (``lead_in``). ``None`` when none of these."""
     if ILLUSTRATES.match(paragraphs[chosen]):
         if chosen > 0 and not ILLUSTRATES.match(paragraphs[chosen - 1]):
             return chosen - 1
@@ -136,7 +134,7 @@ def companion(paragraphs: list[str], chosen: int, matches: Callable[[int], bool]
     after = chosen + 1
     if after < len(paragraphs) and ILLUSTRATES.match(paragraphs[after]) and matches(after):
         return after
-    return lead_in(paragraphs, chosen)
+    return lead_in(paragraphs, chosen) if lists else None
 
 
 # A list item of at most this many words cannot stand alone ("– Monk = Brotherhood of Shinsei"); a longer one is
@@ -151,10 +149,10 @@ def lead_in(paragraphs: list[str], chosen: int) -> int | None:
     considered Clan Alignments only if their respective Stronghold is in play:" it is the ruling. ``None`` for a
     paragraph that is not an item, a list with no such lead-in, or a long item (a rule of its own: "- A
     Personality's destruction for having 0 Chi comes from ...") under a long lead-in (a definition of its own)."""
-    if not LIST_ITEM.match(paragraphs[chosen]):
+    if not is_list_item(paragraphs[chosen]):
         return None
     k = chosen - 1
-    while k >= 0 and LIST_ITEM.match(paragraphs[k]):
+    while k >= 0 and is_list_item(paragraphs[k]):
         k -= 1
     if k < 0 or not paragraphs[k].rstrip().endswith(":"):
         return None
@@ -163,7 +161,7 @@ def lead_in(paragraphs: list[str], chosen: int) -> int | None:
         return None
     # "These cards are:" only points back: the paragraph before it says which cards, and why they are listed
     # ("However, some cards share a name despite being separate cards. ..."), so that one is quoted with the item
-    if POINTER.match(paragraphs[k]) and k > 0 and not LIST_ITEM.match(paragraphs[k - 1]):
+    if POINTER.match(paragraphs[k]) and k > 0 and not is_list_item(paragraphs[k - 1]):
         return k - 1
     return k
 

@@ -136,11 +136,10 @@ class Evidence:
     said: tuple[str, ...] = ()  # the question's folded words in order, stop words kept (``index.query.phrases``)
     # (fused weights, choose weights, fused sum, choose sum) of the word columns, worked out beside the model run
     word_sums: tuple[Weights, Weights, np.ndarray, np.ndarray] | None = None
-    # per paragraph, the chooser's score (set by ``rank`` when no question shape put a row first): what
-    # ``runner_up`` compares an entry's paragraphs by
+    # per paragraph, the chooser's score (set by ``rank``): what the kept rows' paragraphs are chosen by
+    # (``ranked``) and ``runner_up`` compares an entry's paragraphs by
     choose: np.ndarray | None = None
-    # the chooser's scores whatever the question's shape (``_rank``): ``ranked`` chooses the kept rows' paragraphs
-    chooser: np.ndarray | None = None
+    shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
 
 
 def evidence(
@@ -587,7 +586,8 @@ def runner_up(st: State, ev: Evidence, entry: int, chosen: int) -> int | None:
     """The paragraph of ``entry`` to quote beside ``chosen``: the best other one by the chooser (with the
     quotation-run bonus, ``group``), when it scores at least ``RUNNER_UP`` of the chosen one's score."""
     lex = st.lex
-    if ev.choose is None or lex is None:
+    # a question that only names entries, or one a lookup's shape answered, quotes what that name or lookup does
+    if ev.choose is None or ev.names_only or ev.shaped or lex is None:
         return None
     start = int(lex.entry_starts[entry])
     end = int(lex.entry_starts[entry + 1]) if entry + 1 < len(lex.entry_starts) else len(ev.choose)
@@ -707,14 +707,12 @@ def _rank(
     # kept: entries the fitted model finds at least ``w.cutoff`` as likely as the best (scores are scaled by top)
     floor = 1.0 - math.log(1.0 / w.cutoff) / (SHARPNESS * top) if top > 0 and 0 < w.cutoff < 1 else 0.0
     ev.chance = _chances(st, fused, top)
-    ev.chooser = choose
+    ev.choose = choose
     rows = group(st, fused, limit, choose if choose_all else None, said=ev.said)
-    ev.choose = choose if not ev.names_only else None
     if not (shapes and rows):
         return rows, 0, floor
     first = _definition_first(st, ev, fused) + _changed_first(st, ev, fused) + _banned_first(st, ev, fused)
-    if first:
-        ev.choose = None  # a lookup's shape chose the row: it quotes what that lookup would
+    ev.shaped = bool(first)
     firsts = list({r[0]: r for r in first}.values())[:limit]
     promoted = {r[0] for r in firsts}
     return (firsts + [r for r in rows if r[0] not in promoted])[:limit], len(firsts), floor
@@ -740,9 +738,9 @@ def ranked(
     # the paragraphs of the rows kept, chosen now (``_rank``'s ``choose_all``): most rows are cut, and the choice
     # reads every paragraph of an entry for the question's runs of words
     seeds = quotes.grams(ev.said)
-    chooser = ev.chooser
-    assert chooser is not None
-    return [rows[i] if i < lead else (rows[i][0], chosen_paragraph(st, rows[i][0], chooser, ev.said, seeds), rows[i][2])
+    choose = ev.choose
+    assert choose is not None
+    return [rows[i] if i < lead else (rows[i][0], chosen_paragraph(st, rows[i][0], choose, ev.said, seeds), rows[i][2])
             for i in keep], ev, True
 
 

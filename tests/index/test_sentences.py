@@ -113,6 +113,7 @@ def test_a_short_list_item_brings_the_sentence_that_introduces_its_list() -> Non
     assert companion(paras, 2, lambda k: False) == 1  # "– Hare Clan: Shiro Usagi" says nothing alone
     assert companion(paras, 3, lambda k: False) == 1  # an item further down the same list: the same lead-in
     assert lead_in(paras, 1) is None and lead_in(paras, 4) is None  # not list items
+    assert lead_in(["Honor changes:", "-20 Honor or below loses the game."], 1) is None  # a minus sign, no bullet
     # an item under a paragraph that does not end with a colon is a rule of its own
     assert lead_in(paras, 5) is None
     # a long item under a long lead-in is a rule under a definition: quoted alone; under a short lead-in, not
