@@ -5,7 +5,9 @@ things: the glossary defines "Remove from the game", the player asks where an ex
 goes. A sentence model compares two questions far better than a question with a definition.
 So for every
 paragraph of the shipped sources a few questions in players' words were written down
-(``asked.json``, written from the rules alone, never from the evaluation questions). They are
+(``asked.json``, written from the rules alone, never from the evaluation questions); reviewed pairs are folded in
+later (``index.build.fold``: judges' confirmed pairs, and blind sets once they had been read), each such record
+naming the file it came from. They are
 embedded at build time like the paragraphs, and a paragraph's meaning evidence also counts how
 close the player's question comes to the questions that paragraph answers (``ranking``).
 
