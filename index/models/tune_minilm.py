@@ -2,11 +2,12 @@
 
 The stock model places a player's question near the paragraph that answers it only loosely; which of an
 entry's paragraphs answers is where the judge went wrong most (``docs/search.md``, issue 17). The kept
-questions (``index/asked.json``: about five players' questions per paragraph, written from the rules alone)
-are exactly question -> answering paragraph pairs, so the model is tuned on them: each question is pulled
-towards its paragraph (embedded as the index embeds it, ``index.build.vectors.embed_text``) and away from
-the other paragraphs of the batch and from one other paragraph of its own entry, the choice the judge has
-to get right. No evaluation, held-out or blind question is trained on.
+questions (``index/asked.json``: about five players' questions per paragraph written from the rules alone, and
+the questions folded in after review, ``index.build.fold``) are exactly question -> answering paragraph pairs,
+so the model is tuned on them: each question is pulled towards its paragraph (embedded as the index embeds it,
+``index.build.vectors.embed_text``) and away from the other paragraphs of the batch and from one other
+paragraph of its own entry, the choice the judge has to get right. No evaluation or held-out question, and no
+blind set still unread, is trained on: a blind set is folded in only once it has been read.
 
 Three steps, the first in the project's environment, the other two in one with PyTorch (not a dependency
 of the project; ``pip install torch==2.13.0 'transformers<5' onnx onnxruntime``):

@@ -72,14 +72,14 @@ class Weights:
     """
 
     para: float = 0.0
-    meaning: float = 0.81
-    asked: float = 1.44
-    expand_para: float = 0.15
-    body: float = 0.55
-    title: float = 0.13
-    exact: float = 0.38
+    meaning: float = 0.75
+    asked: float = 1.6
+    expand_para: float = 0.09
+    body: float = 0.53
+    title: float = 0.12
+    exact: float = 0.29
     section: float = 0.0
-    expand_body: float = 0.54
+    expand_body: float = 0.5
     expand_title: float = 0.0
     cutoff: float = 0.05  # keep entries the fitted model finds at least this fraction as likely as the best
     floor: float = 0.3  # best paragraph cosine below this, with few question words found: nothing is close
@@ -99,7 +99,7 @@ WORDS_ONLY = Weights(
 )
 # Which paragraph of an entry is quoted: fitted alike (``benchmarks.quality.training.fit_choice``) to the
 # questions that name their answering paragraph (both sets); only the paragraph-level columns count.
-CHOOSE = Weights(para=0.48, meaning=0.73, asked=1.14, expand_para=0.27, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
+CHOOSE = Weights(para=0.48, meaning=0.93, asked=1.25, expand_para=0.44, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
 
 
 @dataclass

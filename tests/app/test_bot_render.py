@@ -362,7 +362,7 @@ def test_a_question_like_one_kept_as_not_covered_says_so_and_names_it(judge: Jud
     hits = engine.search(asked, limit=ASK_LIMIT)
     assert hits[0].confidence is not None and hits[0].confidence >= UNSURE and not hits[0].unlike_asked
     like = hits[0].like_unanswered
-    assert like is not None and "provinces" in like
+    assert like is not None and "provinces" in like.lower()
     text = to_text(judge.ask(asked))
     assert f"The loaded rules may not cover this: a question like it, \u201c{like}\u201d, was checked" in text
     assert plain_text(UNSURE_NOTE) not in text
@@ -376,8 +376,12 @@ def test_signals_that_each_fall_short_together_say_no_rule_stands_out(judge: Jud
     """Asked at the console as a judge: "do i lose honor when my personality is discarded from my province" (the
     loaded rules do not say) listed eight entries, Honor (Interrupt) first, with no doubt voiced. Its best chance
     (0.42), its closest kept question and its closest not-covered one each stay short of their own limits; weighed
-    together (``ranking.doubtful``) they say no rule stands out. A clear question is not touched."""
-    asked = "do i lose honor when my personality is discarded from my province"
+    together (``ranking.doubtful``) they say no rule stands out. A clear question is not touched. Since the model
+    was tuned again on the folded questions (2026-11-27, night) that wording's best chance alone is short of
+    ``UNSURE`` (it still says no rule stands out); a rewording of it is the case of the three signals."""
+    console = "do i lose honor when my personality is discarded from my province"
+    assert dm.render(judge.ask(console)).pages[0].description.startswith("*No rule stands out")
+    asked = "do I lose honor if my personality gets discarded from a province"
     hits = engine.search(asked, limit=ASK_LIMIT)
     assert hits and max(h.confidence or 0 for h in hits) >= UNSURE  # premise: no signal alone says so
     assert not hits[0].unlike_asked and hits[0].like_unanswered is None

@@ -163,8 +163,9 @@ def test_the_rule_an_update_changed_is_named_when_a_result_quotes_that_very_para
     """"what is naval invasion" quotes the Naval Invasion ability (result 1), then its 10/27/2015 update (result 2)
     with the rule that update changed as the sources now read: the same line 265 again. Now it is named with its
     result number; the other rule the update changed (Player Abilities, line 89), which no result quotes, is
-    still quoted."""
-    answer = judge.ask("what is naval invasion")
+    still quoted. (Since the model was tuned again on the folded questions, 2026-11-27 night, "what is naval
+    invasion" quotes the ability alone; "naval invasion from hand" is the case now.)"""
+    answer = judge.ask("naval invasion from hand")
     assert answer.hit_ids[:2] == ["obsidian-hand:ability-naval-invasion", "obsidian-hand:update-2015-10-27"]
     for shown in (to_text(answer), discord_text(answer)):
         second = shown[shown.index("2. ") :].replace("**", "")

@@ -185,9 +185,11 @@ async def test_a_judge_can_pick_another_paragraph(world) -> None:
     assert "For each" in first and "paragraph 1" in first and "separately for each" not in first
 
 
-PROVINCE_HONOR = "do I gain honor when I destroy an enemy province"  # no loaded rule says
-PROVINCE_HONOR_AGAIN = "does destroying one of my opponent's provinces give me honor?"
-NOT_COVERED = f"The loaded rules may not cover this: a question like it, “{PROVINCE_HONOR}”"
+# no loaded rule says; the question used before (gaining honor for destroying a province) is shipped as not
+# covered since 2026-11-27 (night), so a server's confirmation no longer changes its answer
+DUEL_HONOR = "do I gain honor when my personality wins a duel"
+DUEL_HONOR_AGAIN = "does winning a duel give honor"
+NOT_COVERED = f"The loaded rules may not cover this: a question like it, “{DUEL_HONOR}”"
 
 
 async def test_a_judge_confirms_that_no_rule_answers_and_that_server_says_so(world) -> None:
@@ -195,8 +197,8 @@ async def test_a_judge_confirms_that_no_rule_answers_and_that_server_says_so(wor
     paraphrase keep their results in that server, under a line that says the loaded rules may not cover it and
     names the confirmed question. Another server's answers are unchanged."""
     fake, one, two, judge = world["fake"], world["one"], world["two"], world["judge"]
-    answer = await ask(fake, one, PROVINCE_HONOR)
-    assert "For each" in quoted_first(answer) and "may not cover" not in text_of(answer.message)
+    answer = await ask(fake, one, DUEL_HONOR)
+    assert "Result (of a duel)" in quoted_first(answer) and "may not cover" not in text_of(answer.message)
     assert "waiting" in await report(fake, answer, "None of these answers it")
     rec = await review(fake, one, judge)
     page = review_message(fake, rec)
@@ -205,8 +207,8 @@ async def test_a_judge_confirms_that_no_rule_answers_and_that_server_says_so(wor
     clicked = await fake.click(page, component(page, "l5r:fb:ok:", "Confirm")["custom_id"], user=judge)
     await clicked.wait_until(lambda r: "Confirmed" in text_of(fake.messages[int(page["id"])]))
     assert "the loaded rules do not answer it" in text_of(fake.messages[int(page["id"])])
-    for question in (PROVINCE_HONOR, PROVINCE_HONOR_AGAIN):
+    for question in (DUEL_HONOR, DUEL_HONOR_AGAIN):
         rec = await ask(fake, one, question)
         text = text_of(rec.message).replace("\\", "")
-        assert NOT_COVERED in text and "For each" in quoted_first(rec), text
-    assert "may not cover" not in text_of((await ask(fake, two, PROVINCE_HONOR)).message)  # another server: unchanged
+        assert NOT_COVERED in text and "Result (of a duel)" in quoted_first(rec), text
+    assert "may not cover" not in text_of((await ask(fake, two, DUEL_HONOR)).message)  # another server: unchanged
