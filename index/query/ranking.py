@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from glossary.model import is_list_item
 from index.build import asked, lexical
 from index.build.state import State
 from index.query import parsing
@@ -582,11 +583,11 @@ def _quoted(
 RUNNER_UP = 0.9
 
 
-def runner_up(st: State, ev: Evidence, entry: int, chosen: int) -> int | None:
-    """The paragraph of ``entry`` to quote beside ``chosen``: the best other one by the chooser (with the
-    quotation-run bonus, ``group``), when it scores at least ``RUNNER_UP`` of the chosen one's score."""
+def _choice_scores(st: State, ev: Evidence, entry: int) -> tuple[list[float], list[int]] | None:
+    """The chooser's score of each paragraph of ``entry`` (with the quotation-run bonus, ``group``), and their
+    paragraph numbers; None when there is no choice to make: an entry of one paragraph, or a question that only
+    names entries or that a lookup's shape answered (it quotes what that name or lookup does)."""
     lex = st.lex
-    # a question that only names entries, or one a lookup's shape answered, quotes what that name or lookup does
     if ev.choose is None or ev.names_only or ev.shaped or lex is None:
         return None
     start = int(lex.entry_starts[entry])
@@ -594,15 +595,42 @@ def runner_up(st: State, ev: Evidence, entry: int, chosen: int) -> int | None:
     if end - start < 2:
         return None
     scores = _quoted(st, entry, start, ev.choose[start:end], ev.said, quotes.grams(ev.said))
-    paras = lex.unit_para[start:end].tolist()
+    return [float(x) for x in scores.tolist()], lex.unit_para[start:end].tolist()
+
+
+def runner_up(st: State, ev: Evidence, entry: int, chosen: int) -> int | None:
+    """The paragraph of ``entry`` to quote beside ``chosen``: the best other one by the chooser, when it scores at
+    least ``RUNNER_UP`` of the chosen one's score; else, when ``chosen`` introduces a list, its best item
+    (``item_under``)."""
+    found = _choice_scores(st, ev, entry)
+    if found is None:
+        return None
+    scores, paras = found
     if chosen not in paras:
         return None
-    mine = float(scores[paras.index(chosen)])
-    others = [(float(sc), p) for sc, p in zip(scores.tolist(), paras, strict=True) if p != chosen and p >= 0]
+    mine = scores[paras.index(chosen)]
+    others = [(sc, p) for sc, p in zip(scores, paras, strict=True) if p != chosen and p >= 0]
     if mine <= 0 or not others:
         return None
     best, para = max(others)
-    return para if best >= RUNNER_UP * mine else None
+    return para if best >= RUNNER_UP * mine else item_under(st, entry, chosen, scores, paras)
+
+
+def item_under(st: State, entry: int, chosen: int, scores: list[float], paras: list[int]) -> int | None:
+    """For a chosen paragraph that introduces a list (it ends with a colon and list items follow it), the item the
+    chooser scores best: "Some consequences of the simultaneous/consecutive difference are that:" says nothing
+    alone; the item under it ("- A simultaneous Ranged Attack will not destroy a Follower in time ...") rules.
+    The converse of ``passages.lead_in`` (an item chosen is quoted under its lead-in)."""
+    paragraphs = st.corpus.entries[entry].paragraphs
+    if not paragraphs[chosen].rstrip().endswith(":"):
+        return None
+    items = []
+    k = chosen + 1
+    while k < len(paragraphs) and is_list_item(paragraphs[k]):
+        items.append(k)
+        k += 1
+    ranked_items = [(sc, p) for sc, p in zip(scores, paras, strict=True) if p in items]
+    return max(ranked_items)[1] if ranked_items else None
 
 
 # A question further than this (cosine) from every kept players' question is unlike anything players were seen

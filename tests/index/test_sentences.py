@@ -143,6 +143,28 @@ def test_a_list_item_answer_quotes_its_lead_in_first_each_with_its_own_lines(eng
     assert lead < shown.index("paragraph 24, line 202", lead) < item < shown.index("paragraph 25, line 203", item)
 
 
+def test_a_lead_in_answer_quotes_the_item_under_it_that_rules(engine: Engine) -> None:
+    """The fourth judge set's "card gives me 2 ranged attacks at the same time. can the first one kill the follower
+    so the 2nd one can hit the personality?" quoted only Ranged Attack paragraph 6 (line 17), which ends "Some
+    consequences of the simultaneous/consecutive difference are that:"; the ruling is the item under it, line 18
+    ("- A simultaneous Ranged Attack will not destroy a Follower in time ..."). A chosen lead-in now brings the item
+    the chooser scores best (``ranking.item_under``); a paragraph that introduces no list brings none."""
+    from bot.app.judge import Judge
+    from tests.rendering import to_text
+
+    asked = ("card gives me 2 ranged attacks at the same time. can the first one kill the follower so the 2nd one "
+             "can hit the personality?")
+    hit = engine.search(asked)[0]
+    assert (hit.entry.id, hit.paragraph) == ("glossary:ranged-attack", 5)
+    assert hit.companion is not None and hit.companion.paragraph == 6
+    first = to_text(Judge(engine).ask(asked)).split("\n2. ", 1)[0].replace("▶", "").replace("◀", "")
+    lead = first.index("are that:")
+    item = first.index("> - A simultaneous Ranged Attack will not destroy a Follower in time")
+    assert lead < first.index("paragraph 6, line 17", lead) < item < first.index("paragraph 7, line 18", item)
+    alone = engine.search("Opp's card sets my Personality's Force to 0. Is that a negation or a reduction?")[0]
+    assert (alone.entry.id, alone.companion) == ("glossary:reduce", None)
+
+
 @pytest.fixture(scope="module")
 def engine(default_index: Path) -> Iterator[Engine]:
     eng = Engine.open(None, default_index)
