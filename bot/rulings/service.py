@@ -195,6 +195,7 @@ class RulingsService:
         self.overlays = Overlays()
         self._loaded: dict[str, _Loaded] = {}
         self._wanted: set[str] = set()  # scopes served here that still need a first load
+        self._forgotten: dict[str, int] = {}  # per scope, how many times it was forgotten (``_forget``)
         self._notified: set[str] = set()  # scopes told about the outage (once each)
         self._seen: dict[str, int] = {}
         self._schema_ready = False
@@ -345,21 +346,28 @@ class RulingsService:
     async def refresh(self, scope: str) -> Overlay:
         """Read the scope's active rulings and publish a fresh overlay (raises on database errors)."""
         async with self._locks.setdefault(scope, asyncio.Lock()):
+            forgotten = self._forgotten.get(scope, 0)
             revision, found = await self._bounded(self._repo().active(scope))
             pairs = await self._bounded(self._feedback().confirmed(scope))  # after the revision: newer only moves it
             chosen = (await self._bounded(self._repo().config(scope))).formats  # after the revision, as the pairs
             self._mark_up()
+            loaded = _Loaded(revision, found, tuple(k for p in pairs if (k := p.kept) is not None),
+                             None if chosen is None else frozenset(chosen))
+            if self._forgotten.get(scope, 0) != forgotten:
+                # forgotten while its rows were read (the bot was removed from the server: ``left``): the answer
+                # that asked gets them, memory keeps nothing of them
+                return await self._publish(scope, loaded=loaded)
             if (before := self._loaded.get(scope)) is not None and revision < before.revision:
                 self.overlays.drop(scope)  # its rows were deleted: the older revision must replace the newer
-            self._loaded[scope] = _Loaded(revision, found, tuple(k for p in pairs if (k := p.kept) is not None),
-                                          None if chosen is None else frozenset(chosen))
+            self._loaded[scope] = loaded
             self._wanted.discard(scope)
             return await self._publish(scope)
 
-    async def _publish(self, scope: str, previous: Overlay | None = None) -> Overlay:
+    async def _publish(self, scope: str, previous: Overlay | None = None, loaded: _Loaded | None = None) -> Overlay:
         """Build and publish the scope's overlay from its loaded rulings; ``previous`` (default: the one
-        published) lends its vectors for texts that did not change."""
-        loaded = self._loaded[scope]
+        published) lends its vectors for texts that did not change. With ``loaded`` (rulings not held: the scope
+        was forgotten while they were read) the overlay is built from those and not published."""
+        loaded = loaded if loaded is not None else self._loaded[scope]
         engine = self._engine()
         resolver = self.resolver
         previous = previous if previous is not None else self.overlays.get(scope)
@@ -791,7 +799,9 @@ class RulingsService:
         return deleted
 
     def _forget(self, scope: str) -> None:
-        """Hold nothing of the scope in memory (its overlay, its loaded rulings, their vectors)."""
+        """Hold nothing of the scope in memory (its overlay, its loaded rulings, their vectors); a read of its
+        rows in flight (``refresh``) sees it was forgotten and keeps nothing either."""
+        self._forgotten[scope] = self._forgotten.get(scope, 0) + 1
         self.overlays.drop(scope)
         self._loaded.pop(scope, None)
         if (task := self._embedding.get(scope)) is not None:

@@ -28,18 +28,20 @@ class _Node:
 def test_settle_freezes_what_is_alive_and_a_second_settle_hands_it_back_first() -> None:
     """What the first settle froze and that has since become garbage is freed by the next: it unfreezes before
     collecting. (Counting the objects frozen each time instead failed once beside a CPU-bound process: other
-    threads of the test run freed some 2,800 objects between the two.)"""
+    threads of the test run freed some 2,800 objects between the two. And a frozen object freed by another thread
+    lowers the count: a fresh clone's run saw one fewer right after settle returned, so the count is only bounded
+    by what settle says it froze.)"""
     gc.unfreeze()
     node = _Node()
     gone = weakref.ref(node)
     first = settle()  # the node is alive here: frozen with the rest
-    assert first > 1000 and gc.get_freeze_count() == first
+    assert first > 1000 and first // 2 < gc.get_freeze_count() <= first
     del node  # now garbage, but frozen: no pass of the collector looks at it
     gc.collect()
     assert gone() is not None
     second = settle()  # handed back, collected, the living frozen again
     assert gone() is None
-    assert gc.get_freeze_count() == second < 2 * first  # frozen once, not twice over
+    assert second // 2 < gc.get_freeze_count() <= second < 2 * first  # frozen once, not twice over
 
 
 class Clock:

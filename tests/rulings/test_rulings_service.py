@@ -189,3 +189,30 @@ async def test_a_server_left_while_its_overlay_was_being_built_stays_forgotten(
     assert a.overlay("guild:7") is None  # nothing of it held in memory any more
     monkeypatch.setattr(engine, "build_overlay", real_build)
     assert (await a.overlay_for("guild:8"))[0] is not None  # other servers load and publish as before
+
+
+async def test_a_server_left_while_its_rulings_were_being_read_stays_forgotten(pair, monkeypatch) -> None:
+    """Seen once in a fresh clone's suite run: the removal came while a ruling's save was still reading the
+    server's rulings back from the database (before the overlay was built); the read then held them and published
+    the overlay again. Here the read waits until the removal has happened, every time. The save still answers."""
+    a, _ = pair
+    await a.add("guild:9", Draft("Before", "Text.", ("glossary:terrain",)), ANN)
+    assert a.repo is not None
+    reading, go_on = asyncio.Event(), asyncio.Event()
+    real_active = a.repo.active
+
+    async def slow_active(scope: str):
+        reading.set()
+        await go_on.wait()
+        return await real_active(scope)
+
+    monkeypatch.setattr(a.repo, "active", slow_active)
+    save = asyncio.create_task(a.add("guild:9", Draft("During", "Text.", ("glossary:terrain",)), ANN))
+    await asyncio.wait_for(reading.wait(), 10)
+    a.left("guild:9")  # removed from the server while its rulings are read back
+    go_on.set()
+    saved = await asyncio.wait_for(save, 10)
+    assert saved.title == "During"
+    assert a.overlay("guild:9") is None  # nothing of it held in memory any more
+    monkeypatch.setattr(a.repo, "active", real_active)
+    assert (await a.overlay_for("guild:10"))[0] is not None  # other servers load and publish as before
