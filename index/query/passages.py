@@ -137,27 +137,21 @@ def companion(
     return lead_in(paragraphs, chosen) if lists else None
 
 
-# A list item of at most this many words cannot stand alone ("– Monk = Brotherhood of Shinsei"); a longer one is
-# quoted with its lead-in only when that lead-in is a short introduction, not a rule paragraph of its own.
-SHORT_ITEM = 12
-SHORT_LEAD_IN = 30
-
-
 def lead_in(paragraphs: list[str], chosen: int) -> int | None:
     """For a list item, the paragraph that introduces its list: the nearest one before it that is not an item,
     when it ends with a colon. "– Hare Clan: Shiro Usagi" alone says nothing; under "The following Keywords are
-    considered Clan Alignments only if their respective Stronghold is in play:" it is the ruling. ``None`` for a
-    paragraph that is not an item, a list with no such lead-in, or a long item (a rule of its own: "- A
-    Personality's destruction for having 0 Chi comes from ...") under a long lead-in (a definition of its own)."""
+    considered Clan Alignments only if their respective Stronghold is in play:" it is the ruling. A long item
+    is a rule of its own, but still the rest of a sentence: "- A Personality's destruction for having 0 Chi comes
+    from ..." is one of the exceptions that "There are three exceptions:" ends the rule with, and "- A simultaneous
+    Ranged Attack will not destroy a Follower in time ..." is a consequence of the default the paragraph above it
+    states ("If not specified, they are simultaneous"). ``None`` for a paragraph that is not an item, or a list
+    with no such lead-in."""
     if not is_list_item(paragraphs[chosen]):
         return None
     k = chosen - 1
     while k >= 0 and is_list_item(paragraphs[k]):
         k -= 1
     if k < 0 or not paragraphs[k].rstrip().endswith(":"):
-        return None
-    short = len(paragraphs[chosen].split()) <= SHORT_ITEM + 1 or len(paragraphs[k].split()) <= SHORT_LEAD_IN
-    if not short:  # + 1: the bullet itself is not a word
         return None
     # "These cards are:" only points back: the paragraph before it says which cards, and why they are listed
     # ("However, some cards share a name despite being separate cards. ..."), so that one is quoted with the item

@@ -116,10 +116,12 @@ def test_a_short_list_item_brings_the_sentence_that_introduces_its_list() -> Non
     assert lead_in(["Honor changes:", "-20 Honor or below loses the game."], 1) is None  # a minus sign, no bullet
     # an item under a paragraph that does not end with a colon is a rule of its own
     assert lead_in(paras, 5) is None
-    # a long item under a long lead-in is a rule under a definition: quoted alone; under a short lead-in, not
+    # a long item under a long lead-in (a rule's exception under the rule: "There are three exceptions:") comes
+    # with it too; until 2026-11-27 (late night) it was quoted alone, and a judge set's "make two Ranged 3 Attacks"
+    # missed the default the lead-in states
     long_item = "- " + " ".join(["word"] * 20) + "."
     long_lead = " ".join(["Some"] * 40) + " are:"
-    assert lead_in([long_lead, long_item], 1) is None
+    assert lead_in([long_lead, long_item], 1) == 0
     assert lead_in(["These cards are:", long_item], 1) == 0
     assert lead_in([long_lead, "– Monk = Brotherhood of Shinsei"], 1) == 0
     # a lead-in that only points back ("These cards are:") gives way to the paragraph it points back to
@@ -163,6 +165,25 @@ def test_a_lead_in_answer_quotes_the_item_under_it_that_rules(engine: Engine) ->
     assert lead < first.index("paragraph 6, line 17", lead) < item < first.index("paragraph 7, line 18", item)
     alone = engine.search("Opp's card sets my Personality's Force to 0. Is that a negation or a reduction?")[0]
     assert (alone.entry.id, alone.companion) == ("glossary:reduce", None)
+
+
+def test_a_long_item_answer_quotes_the_default_its_lead_in_states(engine: Engine) -> None:
+    """The sixth judge set's "action just says 'make two Ranged 3 Attacks'. can I shoot the Follower off first ..."
+    quoted only the item (line 18: "- A simultaneous Ranged Attack will not destroy a Follower in time ..."); that
+    the card's two attacks are simultaneous is the default its lead-in states (line 17: "If not specified, they are
+    simultaneous by default"). Both are quoted now, the lead-in first, each with its own line."""
+    from bot.app.judge import Judge
+    from tests.rendering import to_text
+
+    asked = ("action just says 'make two Ranged 3 Attacks'. can I shoot the Follower off first and then hit the "
+             "Personality he was covering with the second one?")
+    hit = engine.search(asked)[0]
+    assert (hit.entry.id, hit.paragraph) == ("glossary:ranged-attack", 6)
+    assert hit.companion is not None and hit.companion.paragraph == 5
+    first = to_text(Judge(engine).ask(asked)).split("\n2. ", 1)[0].replace("▶", "").replace("◀", "")
+    lead = first.index("If not specified, they are simultaneous by default.")
+    item = first.index("> - A simultaneous Ranged Attack will not destroy a Follower in time")
+    assert lead < first.index("paragraph 6, line 17", lead) < item < first.index("paragraph 7, line 18", item)
 
 
 @pytest.fixture(scope="module")
