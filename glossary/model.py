@@ -76,6 +76,12 @@ def is_list_item(paragraph: str) -> bool:
     return _LIST_ITEM.match(paragraph) is not None
 
 
+def introduces_list(paragraphs: list[str], k: int) -> bool:
+    """Whether paragraph ``k`` introduces a list: it ends with a colon and is not an item itself ("The following
+    Keywords are considered Clan Alignments ...:", "There are three exceptions:")."""
+    return paragraphs[k].rstrip().endswith(":") and not is_list_item(paragraphs[k])
+
+
 def paragraph_name(entry: Entry, index: int) -> str:
     """How a judge finds paragraph ``index`` (0-based) of ``entry``: by the source's own number where it numbers
     its items (``item 3.``; an unnumbered paragraph inside the list is ``the paragraph after item 1.``), else by

@@ -34,11 +34,17 @@ class FoldError(ValueError):
 class Folded:
     """What folding added and skipped, per kind."""
 
-    asked: int = 0
-    not_covered: int = 0
     skipped: int = 0
     asked_records: list[dict[str, object]] = field(default_factory=list)
     not_covered_records: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def asked(self) -> int:
+        return len(self.asked_records)
+
+    @property
+    def not_covered(self) -> int:
+        return len(self.not_covered_records)
 
 
 def _text(row: dict[str, object], where: str) -> str:
@@ -120,7 +126,6 @@ def fold(
         out.asked_records.append(
             {"entry": entry_id, "paragraph": p, "digest": dig, "from": path.name, "questions": [question]}
         )
-    out.asked, out.not_covered = len(out.asked_records), len(out.not_covered_records)
     if write and out.asked_records:
         asked_path.write_text(json.dumps(kept + out.asked_records, indent=1, ensure_ascii=False) + "\n", "utf-8")
     if out.not_covered_records:

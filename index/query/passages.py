@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from glossary.model import Entry, is_list_item
+from glossary.model import Entry, introduces_list, is_list_item
 from index.build.state import State
 from index.query import ranking, sentences
 from index.query.ranking import Evidence
@@ -151,7 +151,7 @@ def lead_in(paragraphs: list[str], chosen: int) -> int | None:
     k = chosen - 1
     while k >= 0 and is_list_item(paragraphs[k]):
         k -= 1
-    if k < 0 or not paragraphs[k].rstrip().endswith(":"):
+    if k < 0 or not introduces_list(paragraphs, k):
         return None
     # "These cards are:" only points back: the paragraph before it says which cards, and why they are listed
     # ("However, some cards share a name despite being separate cards. ..."), so that one is quoted with the item

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from glossary.model import is_list_item
+from glossary.model import introduces_list, is_list_item
 from index.build import asked, lexical
 from index.build.state import State
 from index.query import parsing
@@ -622,7 +622,7 @@ def item_under(st: State, entry: int, chosen: int, scores: list[float], paras: l
     alone; the item under it ("- A simultaneous Ranged Attack will not destroy a Follower in time ...") rules.
     The converse of ``passages.lead_in`` (an item chosen is quoted under its lead-in)."""
     paragraphs = st.corpus.entries[entry].paragraphs
-    if not paragraphs[chosen].rstrip().endswith(":"):
+    if not introduces_list(paragraphs, chosen):
         return None
     items = []
     k = chosen + 1

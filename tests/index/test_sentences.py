@@ -145,45 +145,40 @@ def test_a_list_item_answer_quotes_its_lead_in_first_each_with_its_own_lines(eng
     assert lead < shown.index("paragraph 24, line 202", lead) < item < shown.index("paragraph 25, line 203", item)
 
 
-def test_a_lead_in_answer_quotes_the_item_under_it_that_rules(engine: Engine) -> None:
-    """The fourth judge set's "card gives me 2 ranged attacks at the same time. can the first one kill the follower
-    so the 2nd one can hit the personality?" quoted only Ranged Attack paragraph 6 (line 17), which ends "Some
-    consequences of the simultaneous/consecutive difference are that:"; the ruling is the item under it, line 18
-    ("- A simultaneous Ranged Attack will not destroy a Follower in time ..."). A chosen lead-in now brings the item
-    the chooser scores best (``ranking.item_under``); a paragraph that introduces no list brings none."""
+@pytest.mark.parametrize(
+    ("asked", "chosen", "companion"),
+    [
+        # the fourth judge set: the chooser takes the lead-in (line 17, ending "Some consequences of the
+        # simultaneous/consecutive difference are that:"), which alone says nothing; the ruling is the item under it
+        # (``ranking.item_under``)
+        ("card gives me 2 ranged attacks at the same time. can the first one kill the follower so the 2nd one can "
+         "hit the personality?", 5, 6),
+        # the sixth judge set: the chooser takes the item (line 18); that the card's two attacks are simultaneous is
+        # the default the lead-in states ("If not specified, they are simultaneous by default"), long as both are
+        ("action just says 'make two Ranged 3 Attacks'. can I shoot the Follower off first and then hit the "
+         "Personality he was covering with the second one?", 6, 5),
+    ],
+)
+def test_a_lead_in_and_the_item_under_it_are_quoted_together(
+    engine: Engine, asked: str, chosen: int, companion: int
+) -> None:
+    """Either one chosen, both are quoted, the lead-in first, each with its own line. Before, the first question
+    quoted only line 17 and the second only line 18."""
     from bot.app.judge import Judge
     from tests.rendering import to_text
 
-    asked = ("card gives me 2 ranged attacks at the same time. can the first one kill the follower so the 2nd one "
-             "can hit the personality?")
     hit = engine.search(asked)[0]
-    assert (hit.entry.id, hit.paragraph) == ("glossary:ranged-attack", 5)
-    assert hit.companion is not None and hit.companion.paragraph == 6
-    first = to_text(Judge(engine).ask(asked)).split("\n2. ", 1)[0].replace("▶", "").replace("◀", "")
-    lead = first.index("are that:")
-    item = first.index("> - A simultaneous Ranged Attack will not destroy a Follower in time")
-    assert lead < first.index("paragraph 6, line 17", lead) < item < first.index("paragraph 7, line 18", item)
-    alone = engine.search("Opp's card sets my Personality's Force to 0. Is that a negation or a reduction?")[0]
-    assert (alone.entry.id, alone.companion) == ("glossary:reduce", None)
-
-
-def test_a_long_item_answer_quotes_the_default_its_lead_in_states(engine: Engine) -> None:
-    """The sixth judge set's "action just says 'make two Ranged 3 Attacks'. can I shoot the Follower off first ..."
-    quoted only the item (line 18: "- A simultaneous Ranged Attack will not destroy a Follower in time ..."); that
-    the card's two attacks are simultaneous is the default its lead-in states (line 17: "If not specified, they are
-    simultaneous by default"). Both are quoted now, the lead-in first, each with its own line."""
-    from bot.app.judge import Judge
-    from tests.rendering import to_text
-
-    asked = ("action just says 'make two Ranged 3 Attacks'. can I shoot the Follower off first and then hit the "
-             "Personality he was covering with the second one?")
-    hit = engine.search(asked)[0]
-    assert (hit.entry.id, hit.paragraph) == ("glossary:ranged-attack", 6)
-    assert hit.companion is not None and hit.companion.paragraph == 5
+    assert (hit.entry.id, hit.paragraph) == ("glossary:ranged-attack", chosen)
+    assert hit.companion is not None and hit.companion.paragraph == companion
     first = to_text(Judge(engine).ask(asked)).split("\n2. ", 1)[0].replace("▶", "").replace("◀", "")
     lead = first.index("If not specified, they are simultaneous by default.")
     item = first.index("> - A simultaneous Ranged Attack will not destroy a Follower in time")
     assert lead < first.index("paragraph 6, line 17", lead) < item < first.index("paragraph 7, line 18", item)
+
+
+def test_a_paragraph_that_introduces_no_list_brings_no_item(engine: Engine) -> None:
+    alone = engine.search("Opp's card sets my Personality's Force to 0. Is that a negation or a reduction?")[0]
+    assert (alone.entry.id, alone.companion) == ("glossary:reduce", None)
 
 
 @pytest.fixture(scope="module")
