@@ -136,3 +136,6 @@ def test_the_command_checks_counts_and_dry_runs(
     err = capsys.readouterr().err
     assert err.startswith("fold: nope.jsonl, line 1: not JSON") and err.strip().endswith("nothing written")
     assert "Traceback" not in err
+    assert fold.main([str(tmp_path / "missing.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fold: missing.jsonl: cannot read it") and "Traceback" not in err
