@@ -69,6 +69,9 @@ PARAGRAPHS_ONLY = {
     # 60 in the same three styles, 52 past the entry's first paragraph; committed before the table-talk kept
     # questions were tried (and left out: docs/search.md)
     "2026-11-27t": HERE / "heldout_paragraphs_2026-11-27t.json",
+    # 70 (40 glossary, 30 Obsidian Hand) in players' words, a third avoiding the entry title's words; committed
+    # before the stamp-only paragraph and the dates a question names were measured on it
+    "2026-11-28a": HERE / "heldout_paragraphs_2026-11-28a.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
@@ -85,7 +88,7 @@ UNANSWERABLE_ONLY = {
 FOLDED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c", "2026-11-27d", "2026-11-27e", "2026-11-27f",
           "2026-11-27g", "2026-11-27h", "2026-11-27j", "2026-11-27k", "2026-11-27m")
 # Sets whose misses are not printed: they stay blind for the next change (their figures are printed).
-UNREAD = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t")
+UNREAD = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b")
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c")
