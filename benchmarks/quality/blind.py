@@ -80,6 +80,8 @@ UNANSWERABLE_ONLY = {
     "2026-11-27k": HERE / "unanswerable_2026-11-27k.json",
     # 30 near a covered topic, 15 in-domain but uncovered, 5 off-topic; committed with 2026-11-27o
     "2026-11-27p": HERE / "unanswerable_2026-11-27p.json",
+    # 35 near a covered topic (35 entries), 20 in-domain but uncovered, 5 off-topic; committed before it was scored
+    "2026-11-28b": HERE / "unanswerable_2026-11-28b.json",
 }
 # Since 2026-11-27 (night) the questions of these sets are kept (``python -m index.build.fold``): the paragraph
 # sets' in ``index/asked.json``, the unanswerable sets' in ``index/unanswered.json``. Their figures are in-sample
