@@ -177,7 +177,7 @@ def _stamped_by(entry: Entry, index: int) -> list[Change]:
 
 def _stamp_only(entry: Entry, index: int) -> bool:
     """A paragraph that is nothing but a change stamp (``[CHANGED 21 May 2008; …]`` on its own line)."""
-    return bool(_stamped_by(entry, index))
+    return entry.stamp_only(index)
 
 
 def _record_date(record: Entry) -> str:

@@ -230,6 +230,27 @@ class Entry:
         """The changes that date paragraph ``index``: its own stamps and those dating the whole entry."""
         return [c for c in self.changes if c.paragraph is None or c.paragraph == index]
 
+    def stamp_only(self, index: int) -> bool:
+        """Whether paragraph ``index`` is nothing but a change stamp on its own line (``[CHANGED 21 May 2008;
+        …]``): a date of the paragraph it closes, not a rule of its own."""
+        if not 0 <= index < len(self.paragraphs):
+            return False
+        text = self.paragraphs[index].strip()
+        return any(c.raw.strip() == text for c in self.changes)
+
+    def rule_paragraph(self, index: int) -> int:
+        """The paragraph a quote at ``index`` shows: ``index`` itself, unless it is only a stamp; then the
+        paragraph that stamp dates (Terrain's "[CHANGED 21 May 2008; a Terrain's entering play is a rulebook
+        effect ...]" is answered by the paragraph saying so, under that date), or for a stamp dating the whole
+        entry, its first paragraph that is not a stamp. Quoted alone, a stamp answers nothing."""
+        if not self.stamp_only(index):
+            return index
+        text = self.paragraphs[index].strip()
+        dated = [c.paragraph for c in self.changes if c.raw.strip() == text and c.paragraph is not None]
+        if dated and 0 <= dated[0] < len(self.paragraphs) and not self.stamp_only(dated[0]):
+            return dated[0]
+        return next((k for k in range(len(self.paragraphs)) if not self.stamp_only(k)), index)
+
     @property
     def text(self) -> str:
         """The verbatim text, one paragraph (source line or block) per line."""

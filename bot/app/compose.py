@@ -281,7 +281,8 @@ class Composer:
         """Under a quoted line of an update-log record, the rule that line changed as the loaded sources read it:
         "Proclaim – limited its use to the player's turn" answers "can I Proclaim on my opponent's turn?" only
         with the rule it changed, which a judge quotes. Only the entries that line itself names (its own
-        source line), each at the paragraphs the change dates (its opening paragraph when it dates the entry)."""
+        source line), each at the paragraphs the change dates (its opening paragraph when it dates the entry); a
+        rule the line only names, with no change of it recorded, is said to be concerned, not changed."""
         if record.kind != "update" or not 0 <= paragraph < len(record.paragraphs):
             return []
         first, last = record.paragraph_lines(paragraph)
@@ -292,12 +293,18 @@ class Composer:
                 continue
             if self.day is not None and not asof.in_force(rule, self.day):
                 continue
-            dated = sorted({c.paragraph for c in rule.changes if c.update_id == record.id and c.paragraph is not None})
+            own = [c for c in rule.changes if c.update_id == record.id]
+            dated = sorted({c.paragraph for c in own if c.paragraph is not None})
             shown = [k for k in dated if k < len(rule.paragraphs)] or [0]
             text = "\n".join(rule.paragraphs[k] for k in shown)
+            # a record that only names the topic ("the clause on how old Terrains destroy other Terrains in play
+            # will be withdrawn": a clause of the format's, not the glossary's Terrain) changed nothing quoted here
+            heading = (runs("It changed ", strong(rule.label), ", which the loaded sources now read:") if own else
+                       runs("It concerns ", strong(rule.label), ", but no change to that text is recorded; "
+                            "the loaded sources read:"))
             out.append(Relation(
                 "changed-rule", rule, record,
-                heading=runs("It changed ", strong(rule.label), ", which the loaded sources now read:"),
+                heading=heading,
                 scope=(paragraph,),
                 quote=Quote(rule, text, shown[0], role="related"),
                 citation=replace(self.citation(rule, shown[0], role="related"), until=shown[-1]),

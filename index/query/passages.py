@@ -44,11 +44,18 @@ def search_with_evidence(
     hits = []
     for k, (n, p, score) in enumerate(rows):
         also = ranking.runner_up(st, ev, n, p) if ev is not None and k == 0 else None
+        # a stamp alone on its line answers nothing: the paragraph it dates is quoted, under that date
+        p = entries[n].rule_paragraph(p) if p >= 0 else p
+        also = entries[n].rule_paragraph(also) if also is not None else None
+        also = None if also == p else also
         # a question that only names the entry, or asks what it is, is answered by its whole opening paragraph: no
         # sentence of it is closer in meaning than the name itself, so the words decide (usually: none stands out)
         named = ev is None or ev.names_only or ev.defines == n
         hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also, query=None if named else ev.query)
-        if chance is not None:
+        if chance is not None and n in ev.dated:
+            # named by its date ("the 10/20/2015 update"): a lookup, as sure as a title said
+            hit.confidence = 1.0
+        elif chance is not None:
             hit.confidence = float(chance[n])
             hit.unlike_asked = unlike
             hit.like_unanswered = like

@@ -141,6 +141,8 @@ class Evidence:
     # (``ranked``) and ``runner_up`` compares an entry's paragraphs by
     choose: np.ndarray | None = None
     shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
+    days: frozenset[str] = frozenset()  # the whole days the question names, YYYY-MM-DD (``_dated_first``)
+    dated: frozenset[int] = frozenset()  # the update-log records those days name (``_dated``)
 
 
 def evidence(
@@ -209,7 +211,9 @@ def _word_evidence(
         known += recognised  # "teacher" is a players' word for a rule word, not a typo: it counts as known
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     named, names_only, whole = _named(st, raw_words)
-    for n in named:
+    days = parsing.named_days(question or "")
+    dated = _dated(st, days)
+    for n in named | dated:
         exact[n] = 1.0
     ev = Evidence(
         terms=terms,
@@ -231,6 +235,8 @@ def _word_evidence(
         names_only=names_only,
         named_whole=frozenset(whole),
         said=quotes.words(question or "", parsing.MAX_QUERY_WORDS * 4),
+        days=days,
+        dated=frozenset(dated),
     )
     if sums:
         ev.word_sums = (DEFAULT, CHOOSE, *_word_sums(st, ev, DEFAULT, CHOOSE))
@@ -739,7 +745,8 @@ def _rank(
     rows = group(st, fused, limit, choose if choose_all else None, said=ev.said)
     if not (shapes and rows):
         return rows, 0, floor
-    first = _definition_first(st, ev, fused) + _changed_first(st, ev, fused) + _banned_first(st, ev, fused)
+    first = (_definition_first(st, ev, fused) + _dated_first(st, ev, fused) + _changed_first(st, ev, fused)
+             + _banned_first(st, ev, fused))
     ev.shaped = bool(first)
     firsts = list({r[0]: r for r in first}.values())[:limit]
     promoted = {r[0] for r in firsts}
@@ -801,6 +808,22 @@ def _definition_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[
     if ev.defines < 0 or (ev.allowed is not None and not ev.allowed[ev.defines]):  # filtered out: not shown
         return []
     return [_row(st, ev.defines, fused)]
+
+
+def _dated_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
+    """"What was the 10/20/2015 change about terrains?" names the update-log record of that day as surely as
+    its title does ("Update 10/20/2015"): the records dated on a day the question names come first, in the
+    ranking's order among themselves. A filtered-out record is not shown."""
+    rows = [_row(st, n, fused) for n in ev.dated if ev.allowed is None or ev.allowed[n]]
+    return sorted(rows, key=lambda r: -r[2])
+
+
+def _dated(st: State, days: frozenset[str]) -> set[int]:
+    """The update-log records dated on one of ``days``: a date names its record as its title does."""
+    if not days:
+        return set()
+    return {n for n, entry in enumerate(st.corpus.entries)
+            if entry.kind == "update" and any(c.date in days for c in entry.changes)}
 
 
 def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:

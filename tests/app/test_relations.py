@@ -219,3 +219,18 @@ def test_an_update_line_brings_the_rule_it_changed_and_no_other_items_note(judge
     text = to_text(answer)
     assert "It changed Proclaim, which the loaded sources now read:" in text
     assert "Starting Holdings" not in text
+
+
+def test_an_update_that_changed_no_loaded_text_is_not_said_to_have_changed_it(judge: Judge) -> None:
+    """The 10/20/2015 record withdraws the format's own clause on old Terrains destroying new ones; the glossary's
+    Terrain it names was not changed by it (no change of it is recorded), so it is not "It changed Terrain"."""
+    answer = judge.ask("what was the 10/20/2015 change about terrains?")
+    blocks = first_result(answer, "obsidian-hand:update-2015-10-20")
+    named = [r for r in relations(blocks) if r.kind == "changed-rule"]
+    assert [r.entry.id for r in named] == ["glossary:terrain"]
+    text = to_text(answer)
+    assert "It changed Terrain" not in text
+    assert "It concerns Terrain, but no change to that text is recorded; the loaded sources read:" in text
+    # where the record did change the rule, it still says so
+    assert "It changed Proclaim, which the loaded sources now read:" in to_text(
+        judge.ask("can i use Proclaim on my opponent's turn?"))

@@ -1,0 +1,78 @@
+"""A stamp alone on its line is a date, not an answer; a date a question names names its update-log record."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import compose
+from glossary.loader import SHIPPED_SOURCES, load_corpus
+from index.engine import Engine
+from index.query.parsing import named_days
+
+
+@pytest.fixture(scope="module")
+def engine(default_index: Path) -> Iterator[Engine]:
+    eng = Engine.open([SHIPPED_SOURCES], default_index)
+    yield eng
+    eng.close()
+
+
+def test_a_stamp_paragraph_stands_for_the_paragraph_it_dates() -> None:
+    entries = load_corpus([SHIPPED_SOURCES]).by_id()
+    terrain, resolve = entries["glossary:terrain"], entries["glossary:resolve"]
+    assert terrain.paragraphs[3].startswith("[CHANGED 21 May 2008")
+    assert terrain.stamp_only(3) and not terrain.stamp_only(2)
+    assert terrain.rule_paragraph(3) == 2  # the stamp closes the paragraph on entering play as a rulebook effect
+    assert terrain.rule_paragraph(5) == 5
+    assert resolve.stamp_only(0) and resolve.rule_paragraph(0) == 1  # dates the whole entry: its first rule
+
+
+@pytest.mark.parametrize(
+    ("question", "entry", "paragraph"),
+    [
+        # each of these quoted the stamp line "[CHANGED 21 May 2008; a Terrain's entering play is ...]" alone
+        ("when did terrain entering play become a rulebook effect", "glossary:terrain", 2),
+        ("terrain changed 21 May 2008", "glossary:terrain", 2),
+        ("resolve added september 2007", "glossary:resolve", 1),
+    ],
+)
+def test_no_answer_quotes_a_stamp_alone(engine: Engine, question: str, entry: str, paragraph: int) -> None:
+    hits = engine.search(question)
+    assert (hits[0].entry.id, hits[0].paragraph) == (entry, paragraph)
+    for hit in hits:
+        assert not hit.entry.stamp_only(hit.paragraph if hit.paragraph is not None else -1)
+        assert hit.companion is None or not hit.entry.stamp_only(hit.companion.paragraph)
+    # the date the stamp gave is shown with the paragraph it dates
+    if entry == "glossary:terrain":
+        assert any(c.date == "2008-05-21" for c in hits[0].changes)
+
+
+def test_days_a_question_names() -> None:
+    assert named_days("what was the 10/20/2015 change") == {"2015-10-20"}
+    assert named_days("on Oct 20, 2015?") == named_days("20th of October 2015") == {"2015-10-20"}
+    assert named_days("2015-10-20") == {"2015-10-20"}
+    assert named_days("the 10/05/2015 update") == {"2015-10-05", "2015-05-10"}  # month first, as the log writes
+    assert named_days("13/13/2015 or may 2008 or 31/02/2015") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("question", "record"),
+    [
+        ("what was the 10/20/2015 change about terrains?", "obsidian-hand:update-2015-10-20"),
+        ("what happened on Oct 5 2015", "obsidian-hand:update-2015-10-05"),
+        ("what changed on 2016-01-11?", "obsidian-hand:update-2016-01-11"),
+    ],
+)
+def test_a_date_names_its_update_record(engine: Engine, question: str, record: str) -> None:
+    hits = engine.search(question)
+    assert hits[0].entry.id == record
+    assert not compose.unsure(hits)  # named as surely as by its title: no "no rule stands out"
+
+
+def test_a_date_no_record_has_changes_nothing(engine: Engine) -> None:
+    with_day = engine.search("can two terrains be in play at one battlefield on 03/03/2015")
+    without = engine.search("can two terrains be in play at one battlefield")
+    assert (with_day[0].entry.id, with_day[0].paragraph) == (without[0].entry.id, without[0].paragraph)
