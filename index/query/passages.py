@@ -121,9 +121,13 @@ def pointed_at(
 
 # A paragraph that illustrates or qualifies the rule paragraph just before it in the same entry.
 # "Note that …" qualifies it too (Tactical: "Note that … this can only give one Force bonus to each Tactician per
-# turn" under "Tactical Battle: Any number of times per turn …", which read alone says the opposite).
+# turn" under "Tactical Battle: Any number of times per turn …", which read alone says the opposite), and
+# "Likewise, …" extends it (Experienced: "Likewise, more than three Experienced cards with the same title may be
+# included ..." reads as the whole rule only under "Even if they are Unique, Experienced cards with the same title
+# but different experience levels may be included in the same deck.").
 ILLUSTRATES = re.compile(
-    r"\s*\(?(?:examples?\b|for (?:example|instance)\b|exceptions?\b|however,|note that\b)", re.IGNORECASE
+    r"\s*\(?(?:examples?\b|for (?:example|instance)\b|exceptions?\b|however,|note that\b|likewise,|similarly,)",
+    re.IGNORECASE,
 )
 
 

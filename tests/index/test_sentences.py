@@ -218,6 +218,16 @@ def test_a_note_qualifying_a_rule_is_quoted_with_it(engine: Engine) -> None:
     assert 3 in quoted and hit.entry.paragraphs[3].startswith("Note that")
 
 
+def test_a_likewise_paragraph_is_quoted_under_the_rule_it_extends(engine: Engine) -> None:
+    """"Likewise, more than three Experienced cards with the same title may be included ..." (line 50) was quoted
+    alone for an experienced and a plain copy of one Personality; the rule that answers is the line before it."""
+    hits = engine.search("can my experienced kisada and regular kisada both be in my deck")
+    hit = next(h for h in hits if h.entry.id == "glossary:experienced")
+    quoted = sorted(k for k in (hit.paragraph, hit.companion.paragraph if hit.companion else None) if k is not None)
+    starts = [hit.entry.paragraphs[k][:24] for k in quoted]
+    assert starts == ["Even if they are Unique,", "Likewise, more than thre"]
+
+
 def test_the_even_if_example_is_not_marked_at_the_half_that_says_the_opposite(engine: Engine) -> None:
     """A player asked whether Hida Kuon can still use his ability when an effect says he cannot while bowed:
     the answer is the example's "However" sentence (he cannot), and its first sentence alone says he can."""
