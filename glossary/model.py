@@ -82,6 +82,26 @@ def introduces_list(paragraphs: list[str], k: int) -> bool:
     return paragraphs[k].rstrip().endswith(":") and not is_list_item(paragraphs[k])
 
 
+def _indent(paragraph: str) -> int:
+    return len(paragraph) - len(paragraph.lstrip())
+
+
+def parent_item(paragraphs: list[str], k: int) -> int | None:
+    """For a list item nested under another (more indented than the item above it, or than that item's earlier
+    siblings), the item it belongs to: "• Black-backed Dynasty cards form the Dynasty Deck" is a sub-point of
+    "• 2 decks, each containing at least 40 cards each (40/40)", which is what a question about deck sizes needs
+    quoted. ``None`` for a paragraph that is not such an item."""
+    if not 0 <= k < len(paragraphs) or not is_list_item(paragraphs[k]):
+        return None
+    depth = _indent(paragraphs[k])
+    for j in range(k - 1, -1, -1):
+        if not is_list_item(paragraphs[j]):
+            return None
+        if _indent(paragraphs[j]) < depth:
+            return j
+    return None
+
+
 def paragraph_name(entry: Entry, index: int) -> str:
     """How a judge finds paragraph ``index`` (0-based) of ``entry``: by the source's own number where it numbers
     its items (``item 3.``; an unnumbered paragraph inside the list is ``the paragraph after item 1.``), else by

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from glossary.model import Entry, introduces_list, is_list_item
+from glossary.model import Entry, introduces_list, is_list_item, parent_item
 from index.build.state import State
 from index.query import ranking, sentences
 from index.query.ranking import Evidence
@@ -136,7 +136,8 @@ def companion(
 ) -> int | None:
     """The paragraph to quote with ``chosen``: the rule it illustrates when it is an example (exception)
     paragraph, since an example read alone misleads; else its example when that follows it and also holds
-    question words (``matches``); else, with ``lists``, for a list item, the sentence that introduces the list
+    question words (``matches``); else, for an item nested in a list, the item it is a sub-point of
+    (``parent_item``); else, with ``lists``, for a list item, the sentence that introduces the list
     (``lead_in``). ``None`` when none of these."""
     if ILLUSTRATES.match(paragraphs[chosen]):
         if chosen > 0 and not ILLUSTRATES.match(paragraphs[chosen - 1]):
@@ -145,6 +146,9 @@ def companion(
     after = chosen + 1
     if after < len(paragraphs) and ILLUSTRATES.match(paragraphs[after]) and matches(after):
         return after
+    parent = parent_item(paragraphs, chosen)  # a sub-point is read under its point, whatever is close
+    if parent is not None:
+        return parent
     return lead_in(paragraphs, chosen) if lists else None
 
 

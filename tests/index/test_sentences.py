@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from glossary.loader import SHIPPED_SOURCES, load_corpus
+from glossary.model import parent_item
 from index.build import vectors
 from index.engine import Engine
 from index.query.passages import companion, lead_in
@@ -105,7 +106,7 @@ def test_a_short_list_item_brings_the_sentence_that_introduces_its_list() -> Non
         "Some Keywords count as Clan Alignments.",
         "The following Keywords are considered Clan Alignments only if their Stronghold is in play:",
         "– Hare Clan: Shiro Usagi",
-        "  • Imperial: Journey's End Keep Experienced",
+        "– Imperial: Journey’s End Keep Experienced",  # as the source has it (line 204): a sibling, not nested
         "Unaligned Personalities have none.",
         "- A Personality destroyed for having 0 Chi is destroyed by the effect that last gave it a Chi penalty, "
         "or by the rulebook if there was none.",
@@ -226,6 +227,18 @@ def test_a_likewise_paragraph_is_quoted_under_the_rule_it_extends(engine: Engine
     quoted = sorted(k for k in (hit.paragraph, hit.companion.paragraph if hit.companion else None) if k is not None)
     starts = [hit.entry.paragraphs[k][:24] for k in quoted]
     assert starts == ["Even if they are Unique,", "Likewise, more than thre"]
+
+
+def test_a_nested_list_item_is_read_under_the_item_it_belongs_to(engine: Engine) -> None:
+    """"Hida Kisada, the Little Bear Experienced (Ivory Edition) is a version of the latter." names no card
+    itself: "the latter" is the item it is nested under, "Hida Kisada (Obsidian Edition, Emperor Edition)."."""
+    deck = ["This consists of:", "  • 2 decks (40/40)", "    • Dynasty Deck", "    • Fate Deck", "  • 1 Stronghold"]
+    assert [parent_item(deck, k) for k in range(5)] == [None, None, 1, 1, None]
+    hit = engine.search("does experienced hida kisada little bear count as the same card as emperor edition kisada")[0]
+    assert hit.entry.id == "obsidian-hand:ii-f-deck-restrictions"
+    quoted = sorted(k for k in (hit.paragraph, hit.companion.paragraph if hit.companion else None) if k is not None)
+    assert [hit.entry.paragraphs[k].strip()[:28] for k in quoted] == [
+        "• Hida Kisada (Obsidian Edit", "• Hida Kisada, the Little Be"]
 
 
 def test_the_even_if_example_is_not_marked_at_the_half_that_says_the_opposite(engine: Engine) -> None:
