@@ -133,6 +133,16 @@ def test_history_lists_every_dated_change_oldest_first_with_its_text(console: Co
     assert console.answer("/history") == "Error: Please give a term."
 
 
+def test_history_marks_the_line_of_a_record_that_concerns_the_entry(console: Console) -> None:
+    """Update 01/11/2016 has four lines; Proclaim's history quotes it whole (verbatim) and marks the one line
+    about Proclaim, where a judge would otherwise read the Starting Holdings line first."""
+    out = console.answer("/history proclaim")
+    assert "> ▶Proclaim – limited its use to the player’s turn◀" in out
+    assert out.count("▶") == 1
+    assert "> Starting Holdings – clarified how they will not be put into the dynasty deck." in out
+    assert "▶" not in console.answer("/history terrain")  # a one-paragraph record: nothing to single out
+
+
 def test_a_restatement_is_not_said_to_match_lines_that_read_otherwise_now(console: Console) -> None:
     """As of 2015-10-26 Naval Invasion read its Old wording in both places; line 89 reads the New one today,
     so "stated in the same words in Player Abilities, line 89" alone would point a judge at other words."""
