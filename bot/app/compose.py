@@ -47,6 +47,9 @@ from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit,
 ASK_LIMIT = 15  # at most; the engine lists only answers close to the best one
 NEAR_LIMIT = 5  # nearest terms offered when nothing answers closely
 ASK_PER_PAGE = 3
+# An answer that says no rule stands out quotes this many of its closest matches and names the rest: when none
+# may answer, eight quoted paragraphs are noise a judge has to read past (one page on Discord, the rest named).
+UNSURE_QUOTED = 3
 CHANGES_PER_PAGE = 10
 UNSURE_NOTE = runs(
     "No rule stands out for this question: these are the closest matches, and none may answer it. "
@@ -612,15 +615,21 @@ class Composer:
         doubtful = unsure(hits)
         if doubtful:  # a marked sentence says "this answers"; the note above it says none may: no marks
             hits = [_unmarked(h) for h in hits]
-        shown = {h.entry.id: (k, h.paragraph) for k, h in reversed(list(enumerate(hits, start=1)))}
+        quoted = list(hits[:UNSURE_QUOTED]) if doubtful else list(hits)
+        shown = {h.entry.id: (k, h.paragraph) for k, h in reversed(list(enumerate(quoted, start=1)))}
         items = [
             Item(
                 [self.hit_group(k, hit, shown)],
                 [Link(f"{k}. {hit.entry.label}", hit.entry.id)]
                 + [Link("Server ruling: " + r.title, r.id) for r in self.rulings(hit.entry.id)],
             )
-            for k, hit in enumerate(hits, start=1)
+            for k, hit in enumerate(quoted, start=1)
         ]
+        rest = list(enumerate(hits, start=1))[len(quoted):]
+        if rest:  # named, to be opened, not quoted
+            names = [f"{k}. {h.entry.label}" for k, h in rest]
+            items.append(Item([Line(runs("Further from the question, not quoted: ", *bold_list(names), "."))],
+                              [Link(name, h.entry.id) for name, (_k, h) in zip(names, rest, strict=True)]))
         if doubtful:
             items[0].blocks.insert(0, Note(unsure_note(hits), "unsure"))
         return Answer(
@@ -628,7 +637,7 @@ class Composer:
             kind=ASK,
             arg=question,
             items=items,
-            per_page=ASK_PER_PAGE,
+            per_page=ASK_PER_PAGE + (1 if rest else 0),  # the named rest with the three it follows
             footer="Open a result to read it in full",
             hit_ids=[h.entry.id for h in hits],
         )

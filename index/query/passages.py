@@ -52,7 +52,7 @@ def search_with_evidence(
         # sentence of it is closer in meaning than the name itself, so the words decide (usually: none stands out)
         named = ev is None or ev.names_only or ev.defines == n
         hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also, query=None if named else ev.query)
-        if chance is not None and n in ev.dated:
+        if chance is not None and ev is not None and n in ev.dated:
             # named by its date ("the 10/20/2015 update"): a lookup, as sure as a title said
             hit.confidence = 1.0
         elif chance is not None:

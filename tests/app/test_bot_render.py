@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bot.app.answer import Relation, plain_text
 from bot.app.commands import DEFINE
-from bot.app.compose import ASK_LIMIT, UNSURE_NOTE, Composer, history_line
+from bot.app.compose import ASK_LIMIT, UNSURE_NOTE, UNSURE_QUOTED, Composer, history_line
 from bot.app.judge import Judge
 from bot.app.renderers import discord_markdown as dm
 from bot.app.renderers.discord_markdown import Message, paginate, plain, shorten, split_long
@@ -304,6 +304,25 @@ def test_banned_list_within_limits_and_says_so_when_none_is_loaded(judge: Judge)
     empty = judge.composer.banned_list([])
     assert empty.title == "Banned list"
     assert "No banned list is loaded." in dm.render(empty).pages[0].description
+
+
+def test_an_unsure_answer_quotes_its_three_closest_and_names_the_rest(judge: Judge, engine: Engine) -> None:
+    """"do proxies count in obsidian hand" (nothing loaded says) quoted eight paragraphs under "none may answer
+    it"; it quotes three now, and the others are named, each still a link to open."""
+    question = "do proxies count in obsidian hand"
+    hits = engine.search(question, limit=ASK_LIMIT)
+    assert len(hits) > UNSURE_QUOTED
+    answer = judge.ask(question)
+    text = to_text(answer)
+    assert text.startswith("Rules for: do proxies count") and plain_text(UNSURE_NOTE) in text
+    assert text.count("\n> ") == UNSURE_QUOTED  # one quoted paragraph a result, three results
+    rest = [f"{k}. {h.entry.label}" for k, h in enumerate(hits, start=1)][UNSURE_QUOTED:]
+    assert "Further from the question, not quoted: " + ", ".join(rest) + "." in text
+    links = [link.entry_id for item in answer.items for link in item.links]
+    assert [h.entry.id for h in hits] == links  # every result can still be opened
+    assert_within_limits(dm.render(answer))
+    sure = judge.ask("is a terrain an enemy card")
+    assert "not quoted" not in to_text(sure)
 
 
 def test_ask_with_nothing_close_offers_nearest_terms(judge: Judge) -> None:
