@@ -120,7 +120,9 @@ async def test_health_endpoint_metrics_and_health_command(tmp_path: Path, index_
 
 
 async def test_json_logs_one_line_per_answer_without_token_or_user_text(tmp_path: Path, index_dir: Path) -> None:
-    secret_question = "zebra quokka honor rules"  # several pages of answers (4 results, 3 a page): a Next button
+    # four update records named by their days lead the answer, so it has several pages (3 a page) and a Next
+    # button whatever the ranking does with the rest; an answer that says no rule stands out is one page
+    secret_question = "zebra quokka updates of 10/05/2015, 10/20/2015, 10/25/2015 and 10/27/2015"
     menu_text = "wombat platypus terrain"
     async with FakeDiscord(valid_tokens={"fake-token-0123456789"}) as fake:
         bot = bot_process(
