@@ -246,6 +246,10 @@ class Entry:
             return self.lines[index]
         return (self.location.first_line, self.location.last_line)
 
+    def paragraph_at(self, line: int) -> int | None:
+        """The paragraph that holds source line ``line``, if any."""
+        return next((k for k, (first, last) in enumerate(self.lines) if first <= line <= last), None)
+
     def paragraph_changes(self, index: int | None) -> list[Change]:
         """The changes that date paragraph ``index``: its own stamps and those dating the whole entry."""
         return [c for c in self.changes if c.paragraph is None or c.paragraph == index]

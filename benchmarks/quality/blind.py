@@ -72,6 +72,9 @@ PARAGRAPHS_ONLY = {
     # 70 (40 glossary, 30 Obsidian Hand) in players' words, a third avoiding the entry title's words; committed
     # before the stamp-only paragraph and the dates a question names were measured on it
     "2026-11-28a": HERE / "heldout_paragraphs_2026-11-28a.json",
+    # 80 in entries of four or more paragraphs, written to read its misses (``READ``): what the next change was
+    # looked for in
+    "2026-11-28d": HERE / "heldout_paragraphs_2026-11-28d.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
@@ -89,6 +92,8 @@ UNANSWERABLE_ONLY = {
 # "Blind sets folded into the kept questions").
 FOLDED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c", "2026-11-27d", "2026-11-27e", "2026-11-27f",
           "2026-11-27g", "2026-11-27h", "2026-11-27j", "2026-11-27k", "2026-11-27m")
+# Sets whose misses were printed and read to find what to change: no longer blind, though never tuned on.
+READ = ("2026-11-28d",)
 # Sets whose misses are not printed: they stay blind for the next change (their figures are printed).
 UNREAD = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b")
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
@@ -278,6 +283,8 @@ def _standing(written: str) -> str:
     """How far a set is still blind."""
     if written in FOLDED:
         return "in-sample: its questions are kept since 2026-11-27 (night)"
+    if written in READ:
+        return "never tuned on, but its misses were read to find a change: not blind"
     return "never tuned on" + (", misses not printed" if written in UNREAD else "")
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from glossary.model import introduces_list, is_list_item
+from glossary.model import Entry, introduces_list, is_list_item
 from index.build import asked, lexical
 from index.build.state import State
 from index.query import parsing
@@ -814,8 +814,29 @@ def _dated_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, 
     """"What was the 10/20/2015 change about terrains?" names the update-log record of that day as surely as
     its title does ("Update 10/20/2015"): the records dated on a day the question names come first, in the
     ranking's order among themselves. A filtered-out record is not shown."""
-    rows = [_row(st, n, fused) for n in ev.dated if ev.allowed is None or ev.allowed[n]]
+    named = _named_ids(st, ev)
+    rows = [_row(st, n, fused, _naming_paragraph(st.corpus.entries[n], named))
+            for n in ev.dated if ev.allowed is None or ev.allowed[n]]
     return sorted(rows, key=lambda r: -r[2])
+
+
+def _named_ids(st: State, ev: Evidence) -> set[str]:
+    """The ids of the entries (not update records) the question names outright."""
+    return {st.corpus.entries[n].id for n in np.flatnonzero(ev.exact > 0).tolist()
+            if st.corpus.entries[n].kind != "update"}
+
+
+def _naming_paragraph(record: Entry, named: set[str]) -> int | None:
+    """The line of an update record that names one of the ``named`` entries (the log's own links): "what changed
+    with Lobby in the January 2016 update?" is answered by "Ninjitsu, Enlightened, & Lobby – added Performing ...",
+    not by the record's first line, which is about Starting Holdings. None (its opening paragraph) when no line
+    names one."""
+    for ref in record.see_also:
+        if ref.target in named and ref.line is not None:
+            k = record.paragraph_at(ref.line)
+            if k is not None:
+                return k
+    return None
 
 
 def _dated(st: State, days: frozenset[str]) -> set[int]:
@@ -840,7 +861,8 @@ def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int
             if change.update_id and change.update_id in st.order:
                 records[change.update_id] = max(records.get(change.update_id, ""), change.date or "")
     newest = sorted(records, key=lambda i: records[i], reverse=True)
-    return [_row(st, st.order[i], fused) for i in newest]
+    named = _named_ids(st, ev)
+    return [_row(st, st.order[i], fused, _naming_paragraph(st.corpus.entries[st.order[i]], named)) for i in newest]
 
 
 def _banned_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:

@@ -76,3 +76,22 @@ def test_a_date_no_record_has_changes_nothing(engine: Engine) -> None:
     with_day = engine.search("can two terrains be in play at one battlefield on 03/03/2015")
     without = engine.search("can two terrains be in play at one battlefield")
     assert (with_day[0].entry.id, with_day[0].paragraph) == (without[0].entry.id, without[0].paragraph)
+
+
+@pytest.mark.parametrize(
+    ("question", "paragraph"),
+    [
+        # a change word and an entry named: the record's line naming that entry, not its first line (Starting
+        # Holdings), which is what these quoted
+        ("what changed with Lobby in the January 2016 update?", 1),
+        ("why does favor battle say 'target' now? was the wording changed at some point?", 2),
+        ("when was proclaim changed", 3),
+        # a day named, and an entry: the same
+        ("what did the 01/11/2016 update do to favor battle", 2),
+    ],
+)
+def test_a_record_is_quoted_at_its_line_naming_the_entry_asked_about(
+    engine: Engine, question: str, paragraph: int
+) -> None:
+    hit = engine.search(question)[0]
+    assert (hit.entry.id, hit.paragraph) == ("obsidian-hand:update-2016-01-11", paragraph)
