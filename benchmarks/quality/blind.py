@@ -192,6 +192,7 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
     rows = []
     for q in data:
         s = shown(judge, q["q"])
+        same = _same_words(judge, q["entry"], q["paragraphs"])
         entries = [e for e, _p in s.quoted]
         first = s.quoted[0] if s.quoted else (None, None)
         rows.append({
@@ -205,6 +206,9 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
             # the first result quotes it, alone or with the paragraph quoted beside it (its rule or example, or a
             # paragraph too close to call: ranking.runner_up)
             "quoted": any(e == q["entry"] and p in q["paragraphs"] for e, p in s.first),
+            # or the same words where the document states them again (``Entry.restated``, not differing): the
+            # Initial Guidelines' "• Cavalry – Absent Engage: ..." is the Cavalry ability's text, word for word
+            "quoted_same": any((e, p) in same for e, p in s.first),
             "later_paragraph": min(q["paragraphs"]) > 0,
             "unsure": s.unsure,
             "mark": marked(s.first_quotes, q["sentence"]) if q.get("sentence") else None,
@@ -219,10 +223,22 @@ def score_answerable(judge: Judge, paragraphs: Path) -> dict[str, Any]:
         "paragraph (answer not in the entry's first paragraph)": _share(later, "paragraph"),
         "paragraph given the entry is first": _share([r for r in rows if r["top1"]], "paragraph"),
         "paragraph quoted by the first result (alone or with the paragraph quoted beside it)": _share(rows, "quoted"),
+        "the same, or its words where the document states them again": _share(rows, "quoted_same"),
         "said unsure": _share(rows, "unsure"),
         **_marks(rows),
         "misses": [r for r in rows if not r["paragraph"]],
     }
+
+
+def _same_words(judge: Judge, entry_id: str, paragraphs: list[int]) -> set[tuple[str, int | None]]:
+    """The labelled (entry, paragraph)s and the paragraphs stating the same words elsewhere in the document
+    (``Entry.restated`` with ``differs`` False); a restatement in other words is another text and does not count."""
+    out: set[tuple[str, int | None]] = {(entry_id, p) for p in paragraphs}
+    entry = judge.engine.get(entry_id)
+    for r in entry.restated if entry is not None else ():
+        if not r.differs and set(r.paragraphs) & set(paragraphs):
+            out.update((r.entry, p) for p in r.other_paragraphs)
+    return out
 
 
 def _marks(rows: list[dict[str, Any]]) -> dict[str, float]:
