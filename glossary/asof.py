@@ -107,7 +107,7 @@ def came_to_be(entry: Entry) -> str | None:
     own = whole if entry.kind in _DATED_WHOLE else [c for c in whole if c.kind == "added"]
     if own:
         return min(effective(c) or "" for c in own)
-    stamped = [p for p in range(len(entry.paragraphs)) if not _stamp_only(entry, p)]
+    stamped = [p for p in range(len(entry.paragraphs)) if not entry.stamp_only(p)]
     added = {p: _added(entry, p) for p in stamped}
     if stamped and all(added.values()):
         return min(d for d in added.values() if d)
@@ -137,7 +137,7 @@ def on_day(entry: Entry, day: str, updates: Iterable[Entry] = ()) -> EntryOnDay:
         if added is not None and added > day:
             state.added_later.append((index, added))
             continue
-        if _stamp_only(entry, index) and all(after(c, day) for c in _stamped_by(entry, index)):
+        if (stamps := entry.stamps_of(index)) and all(after(c, day) for c in stamps):
             continue  # the bracket of a later change, standing on its own line: said with the paragraph it dates
         own = [c for c in entry.changes if c.paragraph == index and c.kind != "added" and after(c, day)]
         paragraph = ParagraphOnDay(index, text, ordered_changes([*own, *whole_later]))
@@ -168,16 +168,6 @@ def _added(entry: Entry, index: int) -> str | None:
     """The date paragraph ``index`` was added, by its own ``added`` stamp (None: not dated so)."""
     dates = [effective(c) for c in entry.changes if c.paragraph == index and c.kind == "added" and effective(c)]
     return min(d for d in dates if d) if dates else None
-
-
-def _stamped_by(entry: Entry, index: int) -> list[Change]:
-    text = entry.paragraphs[index].strip()
-    return [c for c in entry.changes if c.raw.strip() == text]
-
-
-def _stamp_only(entry: Entry, index: int) -> bool:
-    """A paragraph that is nothing but a change stamp (``[CHANGED 21 May 2008; …]`` on its own line)."""
-    return entry.stamp_only(index)
 
 
 def _record_date(record: Entry) -> str:

@@ -254,23 +254,35 @@ class Entry:
         """The changes that date paragraph ``index``: its own stamps and those dating the whole entry."""
         return [c for c in self.changes if c.paragraph is None or c.paragraph == index]
 
-    def stamp_only(self, index: int) -> bool:
-        """Whether paragraph ``index`` is nothing but a change stamp on its own line (``[CHANGED 21 May 2008;
-        …]``): a date of the paragraph it closes, not a rule of its own."""
+    def paragraphs_naming(self, ids: Iterable[str]) -> list[int]:
+        """The paragraphs holding a line this entry's own links tie to one of ``ids`` (an update record's line
+        "Proclaim – limited its use to the player's turn" names Proclaim), in order."""
+        wanted = set(ids)
+        found = {self.paragraph_at(ref.line) for ref in self.see_also if ref.target in wanted and ref.line is not None}
+        return sorted(k for k in found if k is not None)
+
+    def stamps_of(self, index: int) -> list[Change]:
+        """The change stamps that paragraph ``index`` consists of, when it is nothing but a stamp on its own line
+        (``[CHANGED 21 May 2008; …]``); else none."""
         if not 0 <= index < len(self.paragraphs):
-            return False
+            return []
         text = self.paragraphs[index].strip()
-        return any(c.raw.strip() == text for c in self.changes)
+        return [c for c in self.changes if c.raw.strip() == text]
+
+    def stamp_only(self, index: int) -> bool:
+        """Whether paragraph ``index`` is nothing but a change stamp: a date of the paragraph it closes, not a rule
+        of its own."""
+        return bool(self.stamps_of(index))
 
     def rule_paragraph(self, index: int) -> int:
         """The paragraph a quote at ``index`` shows: ``index`` itself, unless it is only a stamp; then the
         paragraph that stamp dates (Terrain's "[CHANGED 21 May 2008; a Terrain's entering play is a rulebook
         effect ...]" is answered by the paragraph saying so, under that date), or for a stamp dating the whole
         entry, its first paragraph that is not a stamp. Quoted alone, a stamp answers nothing."""
-        if not self.stamp_only(index):
+        stamps = self.stamps_of(index)
+        if not stamps:
             return index
-        text = self.paragraphs[index].strip()
-        dated = [c.paragraph for c in self.changes if c.raw.strip() == text and c.paragraph is not None]
+        dated = [c.paragraph for c in stamps if c.paragraph is not None]
         if dated and 0 <= dated[0] < len(self.paragraphs) and not self.stamp_only(dated[0]):
             return dated[0]
         return next((k for k in range(len(self.paragraphs)) if not self.stamp_only(k)), index)

@@ -59,15 +59,18 @@ def _month_table() -> dict[str, int]:
     return table
 
 
-_MONTHS = _month_table()
-_MONTH_RE = "|".join(sorted((re.escape(m) for m in _MONTHS), key=len, reverse=True))
+#: Month name or prefix of 3+ letters ("sept") -> month number; what reads a date in words elsewhere too
+#: (``index.query.parsing.named_days``).
+MONTHS = _month_table()
+#: A regular-expression alternation of ``MONTHS``' keys, longest first.
+MONTH_PATTERN = "|".join(sorted((re.escape(m) for m in MONTHS), key=len, reverse=True))
 _DAY = r"(?P<{name}>\d{{1,2}})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{name}>\d{{4}}|\d{{2}})(?!\d)"
 _SEP = r"(?:\s*+,\s*+|\s++)"  # possessive: a whitespace run is read once (linear on hostile text)
 _DATE_RE = re.compile(
     rf"(?<![\w])(?:"
-    rf"{_DAY.format(name='d1')}\s++(?P<m1>{_MONTH_RE})(?:\.|\b){_SEP}{_YEAR.format(name='y1')}"
-    rf"|(?P<m2>{_MONTH_RE})(?:\.|\b)\s*+{_DAY.format(name='d2')}(?!\d){_SEP}{_YEAR.format(name='y2')}"
+    rf"{_DAY.format(name='d1')}\s++(?P<m1>{MONTH_PATTERN})(?:\.|\b){_SEP}{_YEAR.format(name='y1')}"
+    rf"|(?P<m2>{MONTH_PATTERN})(?:\.|\b)\s*+{_DAY.format(name='d2')}(?!\d){_SEP}{_YEAR.format(name='y2')}"
     rf")",
     re.IGNORECASE,
 )
@@ -180,7 +183,7 @@ def _read_date(match: re.Match[str], today: datetime.date) -> tuple[str, str | N
     day_text = match.group("d1") or match.group("d2")
     month_text = match.group("m1") or match.group("m2")
     year_text = match.group("y1") or match.group("y2")
-    day, month, year = int(day_text), _MONTHS[month_text.lower()], int(year_text)
+    day, month, year = int(day_text), MONTHS[month_text.lower()], int(year_text)
     if len(year_text) == 2:
         year += 2000
     iso = f"{year:04d}-{month:02d}-{day:02d}"

@@ -262,12 +262,11 @@ def _lines_naming(record: Entry, entry: Entry) -> tuple[tuple[int, int], ...]:
     """The offsets in ``record.text`` of its paragraphs that name ``entry`` (the update log's own links): of the
     four lines of Update 01/11/2016, "Proclaim – limited its use to the player's turn" is Proclaim's history. None
     when every paragraph would be marked (a one-line record), as with the sentence marks."""
-    lines = {ref.line for ref in record.see_also if ref.target == entry.id and ref.line is not None}
+    naming = set(record.paragraphs_naming([entry.id]))
     spans: list[tuple[int, int]] = []
     start = 0
     for k, text in enumerate(record.paragraphs):
-        first, last = record.paragraph_lines(k)
-        if any(first <= n <= last for n in lines) and text.strip():
+        if k in naming and text.strip():
             lead = len(text) - len(text.lstrip())
             spans.append((start + lead, start + len(text.rstrip())))
         start += len(text) + 1  # ``Entry.text`` joins the paragraphs with one newline

@@ -121,6 +121,9 @@ class State:
     banned_names: list[str] = field(default_factory=list)
     banned_ids: list[str] = field(default_factory=list)  # parallel to banned_names
     changes: list[ChangeRecord] = field(default_factory=list)  # newest first
+    # YYYY-MM-DD -> the update-log records dated that day, corpus order: a day a question names names them
+    # (``ranking._dated``)
+    records_on: dict[str, tuple[int, ...]] = field(default_factory=dict)
     para_tokens: dict[str, list[list[tuple[str, int, int]]]] = field(default_factory=dict)
     one_para_tokens: dict[tuple[str, int], list[tuple[str, int, int]]] = field(default_factory=dict)
     lex: lexical.Lexical | None = None  # word evidence as arrays (see index/build/lexical.py)
@@ -372,3 +375,9 @@ def _build_changes(st: State) -> None:
         return (1 if d else 0, d or "", -st.order[r.entry.id])
 
     st.changes = sorted((ChangeRecord(c, e) for e in st.corpus.entries for c in e.changes), key=key, reverse=True)
+    days: dict[str, list[int]] = {}
+    for n, e in enumerate(st.corpus.entries):
+        if e.kind == "update":
+            for day in dict.fromkeys(c.date for c in e.changes if c.date):
+                days.setdefault(day, []).append(n)
+    st.records_on = {day: tuple(ns) for day, ns in days.items()}

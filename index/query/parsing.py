@@ -8,7 +8,6 @@ neither, so the three form a line, not a circle.
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date
 
@@ -16,6 +15,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from glossary.kinds import SOURCE_LABELS
+from glossary.stamps import MONTH_PATTERN, MONTHS
 from index.build.state import State
 from index.text import english
 from index.text.analysis import STOPS, WORDS, stem
@@ -44,9 +44,7 @@ def check_date(value: str, name: str) -> str:
     return v
 
 
-_MONTHS = {name.lower()[:end]: n for n in range(1, 13) for name in [calendar.month_name[n]]
-           for end in range(3, len(name) + 1)}
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = "(" + MONTH_PATTERN + r")\.?"
 _NUMERIC_DAY = re.compile(r"\b(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})\b|\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _MONTH_FIRST = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
 _DAY_FIRST = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b", re.IGNORECASE)
@@ -64,9 +62,9 @@ def named_days(text: str) -> frozenset[str]:
         else:
             found.add((int(m.group(4)), int(m.group(5)), int(m.group(6))))
     for m in _MONTH_FIRST.finditer(text[:MAX_QUERY_CHARS]):
-        found.add((int(m.group(3)), _MONTHS[m.group(1).lower()], int(m.group(2))))
+        found.add((int(m.group(3)), MONTHS[m.group(1).lower()], int(m.group(2))))
     for m in _DAY_FIRST.finditer(text[:MAX_QUERY_CHARS]):
-        found.add((int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1))))
+        found.add((int(m.group(3)), MONTHS[m.group(2).lower()], int(m.group(1))))
     out = set()
     for year, month, day in found:
         try:

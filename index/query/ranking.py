@@ -141,8 +141,7 @@ class Evidence:
     # (``ranked``) and ``runner_up`` compares an entry's paragraphs by
     choose: np.ndarray | None = None
     shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
-    days: frozenset[str] = frozenset()  # the whole days the question names, YYYY-MM-DD (``_dated_first``)
-    dated: frozenset[int] = frozenset()  # the update-log records those days name (``_dated``)
+    dated: frozenset[int] = frozenset()  # the update-log records dated on a day the question names (``_dated``)
 
 
 def evidence(
@@ -211,8 +210,7 @@ def _word_evidence(
         known += recognised  # "teacher" is a players' word for a rule word, not a typo: it counts as known
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     named, names_only, whole = _named(st, raw_words)
-    days = parsing.named_days(question or "")
-    dated = _dated(st, days)
+    dated = _dated(st, parsing.named_days(question or ""))
     for n in named | dated:
         exact[n] = 1.0
     ev = Evidence(
@@ -235,7 +233,6 @@ def _word_evidence(
         names_only=names_only,
         named_whole=frozenset(whole),
         said=quotes.words(question or "", parsing.MAX_QUERY_WORDS * 4),
-        days=days,
         dated=frozenset(dated),
     )
     if sums:
@@ -827,24 +824,16 @@ def _named_ids(st: State, ev: Evidence) -> set[str]:
 
 
 def _naming_paragraph(record: Entry, named: set[str]) -> int | None:
-    """The line of an update record that names one of the ``named`` entries (the log's own links): "what changed
-    with Lobby in the January 2016 update?" is answered by "Ninjitsu, Enlightened, & Lobby – added Performing ...",
-    not by the record's first line, which is about Starting Holdings. None (its opening paragraph) when no line
-    names one."""
-    for ref in record.see_also:
-        if ref.target in named and ref.line is not None:
-            k = record.paragraph_at(ref.line)
-            if k is not None:
-                return k
-    return None
+    """The line of an update record that names one of the ``named`` entries (``Entry.paragraphs_naming``): "what
+    changed with Lobby in the January 2016 update?" is answered by "Ninjitsu, Enlightened, & Lobby – added
+    Performing ...", not by the record's first line, which is about Starting Holdings. None (its opening
+    paragraph) when no line names one."""
+    return next(iter(record.paragraphs_naming(named)), None)
 
 
 def _dated(st: State, days: frozenset[str]) -> set[int]:
     """The update-log records dated on one of ``days``: a date names its record as its title does."""
-    if not days:
-        return set()
-    return {n for n, entry in enumerate(st.corpus.entries)
-            if entry.kind == "update" and any(c.date in days for c in entry.changes)}
+    return {n for day in days for n in st.records_on.get(day, ())}
 
 
 def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
@@ -852,17 +841,14 @@ def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int
     changed an entry named outright in a question with a change word, newest first."""
     if not ev.asks_change:
         return []
+    named = _named_ids(st, ev)
     records: dict[str, str] = {}
-    for n in np.flatnonzero(ev.exact > 0).tolist():
-        entry = st.corpus.entries[n]
-        if entry.kind == "update":
-            continue
-        for change in entry.changes:
+    for entry_id in sorted(named, key=st.order.__getitem__):  # corpus order: ties stay as they were
+        for change in st.by_id[entry_id].changes:
             if change.update_id and change.update_id in st.order:
                 records[change.update_id] = max(records.get(change.update_id, ""), change.date or "")
     newest = sorted(records, key=lambda i: records[i], reverse=True)
-    named = _named_ids(st, ev)
-    return [_row(st, st.order[i], fused, _naming_paragraph(st.corpus.entries[st.order[i]], named)) for i in newest]
+    return [_row(st, st.order[i], fused, _naming_paragraph(st.by_id[i], named)) for i in newest]
 
 
 def _banned_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:
