@@ -264,6 +264,9 @@ def _dispatch(engine: Engine, args: argparse.Namespace, progress: StderrProgress
                 print(f"BANNED: {m.title}{when} — {citation(m)}")
             if not matched:
                 print(f"Not on the banned list: {b.query}")
+                if b.how == "other-version" and b.near:
+                    print(f"The list names {b.near[0].title} with no experience level; the experienced version typed "
+                          "is not named on it.")
                 if b.kinds:
                     print("The list also bans by kind of card: " + "; ".join(k.title for k in b.kinds))
             if b.near:

@@ -143,7 +143,9 @@ class BannedResult:
     near: list[Entry] = field(default_factory=list)
     # "partial" when what was typed is a unique part of the record's name ("Gozoku" -> Gozoku Sensei);
     # "version" when it is the title of which the record bans one version ("Isawa Tadaka" -> "Isawa Tadaka,
-    # Seven Thunder (Experienced 2CW)"): that version is banned, the card typed may be another version.
+    # Seven Thunder (Experienced 2CW)"): that version is banned, the card typed may be another version;
+    # "other-version" when an experience level was typed and the closest banned name has none ("moshi eihime
+    # exp" -> "Moshi Eihime"): no record matches, that name is the first of ``near``.
     how: str = "exact"
     # Several banned cards whose names contain what was typed ("Koan" -> both of Koan's cards): all banned.
     matches: list[Entry] = field(default_factory=list)

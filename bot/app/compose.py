@@ -791,6 +791,9 @@ class Composer:
             links = [Link(e.title, e.id) for e in result.near]
             parts: list[str | object] = [f"“{echo(result.query)}” is not named on {SOURCE_LABELS['obsidian-hand']}'s "
                                          "banned list."]
+            if result.how == "other-version" and result.near:
+                parts += ["\nThe list names ", strong(result.near[0].title), " with no experience level; the "
+                          "experienced version typed is not named on it."]
             kinds = [e for e in result.kinds if e not in result.near]
             if kinds:
                 parts.append("\nThe list also bans by kind of card: ")

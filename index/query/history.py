@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rapidfuzz import fuzz, process
 
 from glossary.model import Entry, clip
@@ -43,8 +45,12 @@ def banned(st: State, card: str) -> BannedResult:
     record_id: str | None = None
     spaceless = key.replace(" ", "")
     for name, eid in zip(st.banned_names, st.banned_ids, strict=True):
-        if name == key or name.replace(" ", "") == spaceless:
-            record_id = eid
+        if (
+            name == key
+            or name.replace(" ", "") == spaceless
+            or _without_subtitle(st.by_id[eid].title) == _spelled_out(key)
+        ):
+            record_id = eid  # "isawa tadaka experienced 2cw" is the version the list names, subtitle left out
             break
     if record_id is None:
         pick = process.extractOne(key, st.banned_names, scorer=fuzz.ratio, score_cutoff=85) or process.extractOne(
@@ -53,8 +59,11 @@ def banned(st: State, card: str) -> BannedResult:
         if pick:
             record_id = st.banned_ids[pick[2]]
     how = "exact"
+    other_version = _other_version(st, key, record_id)
+    if other_version is not None:
+        record_id, how = None, "other-version"
     partial: list[str] = []
-    if record_id is None:
+    if record_id is None and other_version is None:
         # "Gozoku" is part of exactly one banned name (Gozoku Sensei): that card. Part of several ("Koan"):
         # every one of them is banned, so the answer lists them; it never says "not banned".
         partial = _containing(st, key)
@@ -63,7 +72,7 @@ def banned(st: State, card: str) -> BannedResult:
             # "Isawa Tadaka" against "Isawa Tadaka, Seven Thunder (Experienced 2CW)": the list bans that one
             # version; the card typed may be another version, which is a different card.
             how = "version" if key in _base_names(st.by_id[record_id].title) else "partial"
-    near_ids: list[str] = []
+    near_ids: list[str] = [other_version] if other_version else []
     for _name, _score, idx in process.extract(key, st.banned_names, scorer=fuzz.WRatio, limit=10, score_cutoff=60):
         eid = st.banned_ids[idx]
         if eid != record_id and eid not in near_ids and eid not in partial:
@@ -72,12 +81,58 @@ def banned(st: State, card: str) -> BannedResult:
     matches = [st.by_id[i] for i in partial]
     if record_id is None:
         kinds = [] if matches else _by_kind(st)
-        return BannedResult(card, None, None, near, "partial" if matches else "none", matches, kinds)
+        return BannedResult(
+            card, None, None, near, how if other_version else "partial" if matches else "none", matches, kinds
+        )
     record = st.by_id[record_id]
     result = BannedResult(card, record, _banned_on(record), near, how)
     result.one_version = bool(_base_names(record.title))
     result.kind_of_card = record in _by_kind(st)
     return result
+
+
+# An experience level said: "exp", "exp2", "xp 3", "experienced" ("inexperienced" and "non-experienced" name the
+# card without one, which is what a banned line with no level names).
+_LEVEL = re.compile(r"(?<!non )\b(?:exp|xp)\d*\b|(?<!non )\bexperienced\b")
+
+
+def _experienced(folded: str) -> bool:
+    """Whether folded text names an experience level (see ``_LEVEL``)."""
+    return _LEVEL.search(folded) is not None
+
+
+def _other_version(st: State, key: str, matched: str | None) -> str | None:
+    """The banned line that names, with no experience level, the card typed with one: "moshi eihime exp" (one
+    spelling away from "Moshi Eihime") and "hantei experienced" (that name and a level). A card's identity is its
+    title and experience level (the ruleset's Cardinal Rule 2), so the card typed is not the card named: it is
+    answered as not named, and that line comes first among the closest names. None otherwise."""
+    if not _experienced(key):
+        return None
+    if matched is not None:
+        return None if _experienced(fold(st.by_id[matched].title)) else matched
+    base = " ".join(_LEVEL.sub(" ", key).split())
+    return next(
+        (
+            eid
+            for name, eid in zip(st.banned_names, st.banned_ids, strict=True)
+            if name == base and not _experienced(name)
+        ),
+        None,
+    )
+
+
+def _spelled_out(folded: str) -> str:
+    """Players' abbreviations of a level, spelled as titles spell it: "exp 2cw" and "xp2cw" -> "experienced 2cw"."""
+    return " ".join(re.sub(r"(?<!non )\b(?:exp|xp|experienced)\s?(?=\d|\b)", "experienced ", folded).split())
+
+
+def _without_subtitle(title: str) -> str | None:
+    """A versioned title without its subtitle: "Isawa Tadaka, Seven Thunder (Experienced 2CW)" -> "isawa tadaka
+    experienced 2cw", how a player names that version; None for a title without both."""
+    head, comma, rest = title.partition(",")
+    if not comma or "(" not in rest:
+        return None
+    return " ".join(fold(f"{head} {rest.split('(', 1)[1].rstrip(')')}").split())
 
 
 def _base_names(title: str) -> set[str]:

@@ -63,6 +63,31 @@ def test_banned_a_part_of_a_versioned_name_keeps_the_one_version_note(judge: Jud
     assert exact.startswith("Banned: Isawa Tadaka, Seven Thunder")  # the very version typed
 
 
+@pytest.mark.parametrize(
+    ("typed", "name"), [("moshi eihime exp", "moshi eihime"), ("Moshi Eihime Experienced", "Moshi Eihime"),
+                        ("hantei xp2", "hantei")]
+)
+def test_banned_an_experienced_version_of_a_name_listed_without_a_level_is_not_named(
+    judge: Judge, typed: str, name: str
+) -> None:
+    """"moshi eihime exp" is one spelling away from "Moshi Eihime" and was answered "Moshi Eihime is banned"; the
+    list names no experience level there, and a card's identity is its title and experience level."""
+    result = judge.engine.banned(typed)
+    assert result.record is None and not result.is_banned and result.how == "other-version"
+    listed = result.near[0].title
+    assert to_text(judge.banned(typed)).startswith("Not on the banned list")
+    for text in (to_text(judge.banned(typed)), discord_text(judge.banned(typed))):
+        assert f"“{typed}” is not named on" in text, text
+        assert f"The list names {listed} with no experience level" in text.replace("*", ""), text
+    assert judge.engine.banned(name).is_banned  # the name as listed still is
+
+
+@pytest.mark.parametrize("typed", ["isawa tadaka experienced 2cw", "Isawa Tadaka Exp 2CW", "isawa tadaka xp2cw"])
+def test_banned_a_listed_version_named_without_its_subtitle_is_that_card(judge: Judge, typed: str) -> None:
+    text = to_text(judge.banned(typed))
+    assert text.startswith("Banned: Isawa Tadaka, Seven Thunder (Experienced 2CW)"), text
+
+
 def test_banned_a_kind_of_card_is_not_called_a_card(judge: Judge) -> None:
     text = to_text(judge.banned("kabuto"))
     assert text.startswith("Banned kind of card: Cards with the Rank (Kabuto) icon")
