@@ -41,6 +41,7 @@ from glossary import asof
 from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Anomaly, Change, Entry, line_span, ordered_changes, paragraph_name, sort_date
 from index.build.relations import relation_kind
+from index.query.history import names_level
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit, Passage
 
@@ -617,9 +618,10 @@ class Composer:
             hits = [_unmarked(h) for h in hits]
         quoted = list(hits[:UNSURE_QUOTED]) if doubtful else list(hits)
         shown = {h.entry.id: (k, h.paragraph) for k, h in reversed(list(enumerate(quoted, start=1)))}
+        level = names_level(question)
         items = [
             Item(
-                [self.hit_group(k, hit, shown)],
+                [self.hit_group(k, hit, shown, level)],
                 [Link(f"{k}. {hit.entry.label}", hit.entry.id)]
                 + [Link("Server ruling: " + r.title, r.id) for r in self.rulings(hit.entry.id)],
             )
@@ -642,12 +644,15 @@ class Composer:
             hit_ids=[h.entry.id for h in hits],
         )
 
-    def hit_group(self, number: int, hit: Hit, shown: dict[str, tuple[int, int | None]] | None = None) -> Group:
+    def hit_group(
+        self, number: int, hit: Hit, shown: dict[str, tuple[int, int | None]] | None = None, level: bool = False
+    ) -> Group:
         """One search result: the answering paragraph with its own dates and lines, then what bears on that
         paragraph (each quoted with its citation), a restatement in other words, this server's rulings. A rule
         that is itself among the results (``shown``: entry id -> its result number and quoted paragraph) is named
         there, not quoted twice; so is the rule an update record changed, where its result quotes the very
-        paragraph changed."""
+        paragraph changed. ``level``: the question names an experience level ("is moshi eihime exp banned?"), so a
+        banned line that names none is not said to ban the version asked about."""
         entry = hit.entry
         source = source_label(entry)
         if is_ruling(entry):
@@ -659,7 +664,11 @@ class Composer:
                           self.citation(entry, role="hit")], role="hit")
         paragraph = hit.paragraph if hit.paragraph is not None and hit.paragraph < len(entry.paragraphs) else 0
         blocks: list[Block] = [head]
-        if entry.kind == "banned":  # "is X legal in my deck?": say what the line means, not only quote it
+        if entry.kind == "banned" and level and not names_level(entry.title):  # a version the line does not name
+            blocks.append(Line(runs(f"On {entry.document}'s banned list: ", strong("banned"), " as named, with no "
+                                    "experience level. The experienced version asked about is not named on it (",
+                                    code("/banned"), " tells versions and dates apart)."), role="status"))
+        elif entry.kind == "banned":  # "is X legal in my deck?": say what the line means, not only quote it
             blocks.append(Line(runs(f"On {entry.document}'s banned list: ", strong("banned"), " (",
                                     code("/banned"), " tells versions and dates apart)."), role="status"))
         pair = hit.companion if hit.paragraph == paragraph else None  # the rule, or the example, quoted too

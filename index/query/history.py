@@ -96,9 +96,10 @@ def banned(st: State, card: str) -> BannedResult:
 _LEVEL = re.compile(r"(?<!non )\b(?:exp|xp)\d*\b|(?<!non )\bexperienced\b")
 
 
-def _experienced(folded: str) -> bool:
-    """Whether folded text names an experience level (see ``_LEVEL``)."""
-    return _LEVEL.search(folded) is not None
+def names_level(text: str) -> bool:
+    """Whether text names an experience level (see ``_LEVEL``): "moshi eihime exp" does, "Moshi Eihime" does not.
+    ``/ask`` uses it too: a question about an experienced version is not answered "banned" by a line naming none."""
+    return _LEVEL.search(fold(text)) is not None
 
 
 def _other_version(st: State, key: str, matched: str | None) -> str | None:
@@ -106,16 +107,16 @@ def _other_version(st: State, key: str, matched: str | None) -> str | None:
     spelling away from "Moshi Eihime") and "hantei experienced" (that name and a level). A card's identity is its
     title and experience level (the ruleset's Cardinal Rule 2), so the card typed is not the card named: it is
     answered as not named, and that line comes first among the closest names. None otherwise."""
-    if not _experienced(key):
+    if not names_level(key):
         return None
     if matched is not None:
-        return None if _experienced(fold(st.by_id[matched].title)) else matched
+        return None if names_level(fold(st.by_id[matched].title)) else matched
     base = " ".join(_LEVEL.sub(" ", key).split())
     return next(
         (
             eid
             for name, eid in zip(st.banned_names, st.banned_ids, strict=True)
-            if name == base and not _experienced(name)
+            if name == base and not names_level(name)
         ),
         None,
     )

@@ -159,6 +159,19 @@ def test_a_banned_list_line_found_by_ask_says_banned(judge: Judge, question: str
     assert "On The Obsidian Hand Ruleset's banned list: banned" in first
 
 
+def test_ask_about_an_experienced_version_does_not_call_it_banned_by_a_line_naming_no_level(judge: Judge) -> None:
+    """"is Moshi Eihime exp banned too or only the original?" (eleventh judge set) was answered "banned" under the
+    line "Moshi Eihime", which names no experience level; a card's identity is its title and experience level."""
+    answer = judge.ask("is Moshi Eihime exp banned too or only the original?")
+    for shown in (to_text(answer), discord_text(answer)):
+        first = shown.split("\n2. ", 1)[0].replace("*", "")
+        assert "Moshi Eihime" in first
+        assert "banned as named, with no experience level" in first
+        assert "The experienced version asked about is not named on it" in first
+    plain = to_text(judge.ask("is moshi eihime legal in my deck"))
+    assert "experience level" not in plain  # a question naming no level keeps the plain status
+
+
 def test_the_rule_an_update_changed_is_named_when_a_result_quotes_that_very_paragraph(judge: Judge) -> None:
     """"what is naval invasion" quotes the Naval Invasion ability (result 1), then its 10/27/2015 update (result 2)
     with the rule that update changed as the sources now read: the same line 265 again. Now it is named with its
