@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from glossary.model import Entry, introduces_list, is_list_item
+from glossary.model import Entry, introduces_list, is_list_item, parent_item
 from index.build import asked, lexical
 from index.build.state import State
 from index.query import parsing
@@ -603,8 +603,8 @@ def _choice_scores(st: State, ev: Evidence, entry: int) -> tuple[list[float], li
 
 def runner_up(st: State, ev: Evidence, entry: int, chosen: int) -> int | None:
     """The paragraph of ``entry`` to quote beside ``chosen``: the best other one by the chooser, when it scores at
-    least ``RUNNER_UP`` of the chosen one's score; else, when ``chosen`` introduces a list, its best item
-    (``item_under``)."""
+    least ``RUNNER_UP`` of the chosen one's score (for a nested list item, the item it belongs to); else, when
+    ``chosen`` introduces a list, its best item (``item_under``)."""
     found = _choice_scores(st, ev, entry)
     if found is None:
         return None
@@ -616,7 +616,13 @@ def runner_up(st: State, ev: Evidence, entry: int, chosen: int) -> int | None:
     if mine <= 0 or not others:
         return None
     best, para = max(others)
-    return para if best >= RUNNER_UP * mine else item_under(st, entry, chosen, scores, paras)
+    if best < RUNNER_UP * mine:
+        return item_under(st, entry, chosen, scores, paras)
+    # a sub-point is read under its point, and a hit has one companion: the point. "is a 38 card fate deck legal if
+    # my dynasty is 42" quoted "• Black-backed Dynasty cards form the Dynasty Deck" beside the rule it chose; the
+    # item that sub-point belongs to, "• 2 decks, each containing at least 40 cards each (40/40)", answers
+    parent = parent_item(st.corpus.entries[entry].paragraphs, para)
+    return parent if parent is not None and parent != chosen else para
 
 
 def item_under(st: State, entry: int, chosen: int, scores: list[float], paras: list[int]) -> int | None:

@@ -241,6 +241,18 @@ def test_a_nested_list_item_is_read_under_the_item_it_belongs_to(engine: Engine)
         "• Hida Kisada (Obsidian Edit", "• Hida Kisada, the Little Be"]
 
 
+def test_a_nested_item_too_close_to_call_brings_the_item_it_belongs_to(engine: Engine) -> None:
+    """"is a 38 card fate deck legal if my dynasty is 42" (tenth judge set) quoted line 353 with the nested
+    "• Black-backed Dynasty cards form the Dynasty Deck" (346) beside it; the answer is the item it is nested
+    under, "• 2 decks, each containing at least 40 cards each (40/40)" (345)."""
+    hit = engine.search("is a 38 card fate deck legal if my dynasty is 42")[0]
+    assert hit.entry.id == "obsidian-hand:ii-f-the-play-deck-and-deck-construction"
+    shown = (hit.paragraph, hit.companion.paragraph if hit.companion else None)
+    quoted = [hit.entry.paragraphs[k].strip() for k in shown if k is not None]
+    assert "• 2 decks, each containing at least 40 cards each (40/40)" in quoted
+    assert not any(q.startswith("• Black-backed") for q in quoted)
+
+
 def test_the_even_if_example_is_not_marked_at_the_half_that_says_the_opposite(engine: Engine) -> None:
     """A player asked whether Hida Kuon can still use his ability when an effect says he cannot while bowed:
     the answer is the example's "However" sentence (he cannot), and its first sentence alone says he can."""
