@@ -40,8 +40,8 @@ from bot.app.commands import ASK, BANNED, CHANGES, DEFINE, ENTRY, RULE
 from glossary import asof
 from glossary.kinds import SOURCE_LABELS, is_ruling
 from glossary.model import Anomaly, Change, Entry, line_span, ordered_changes, paragraph_name, sort_date
+from glossary.versions import names_level
 from index.build.relations import relation_kind
-from index.query.history import names_level
 from index.query.overlay import is_scoped
 from index.results import UNSURE, BannedResult, ChangeRecord, DefineResult, Hit, Passage
 
@@ -664,12 +664,11 @@ class Composer:
                           self.citation(entry, role="hit")], role="hit")
         paragraph = hit.paragraph if hit.paragraph is not None and hit.paragraph < len(entry.paragraphs) else 0
         blocks: list[Block] = [head]
-        if entry.kind == "banned" and level and not names_level(entry.title):  # a version the line does not name
-            blocks.append(Line(runs(f"On {entry.document}'s banned list: ", strong("banned"), " as named, with no "
-                                    "experience level. The experienced version asked about is not named on it (",
-                                    code("/banned"), " tells versions and dates apart)."), role="status"))
-        elif entry.kind == "banned":  # "is X legal in my deck?": say what the line means, not only quote it
-            blocks.append(Line(runs(f"On {entry.document}'s banned list: ", strong("banned"), " (",
+        if entry.kind == "banned":  # "is X legal in my deck?": say what the line means, not only quote it
+            # a question about an experienced version is not told "banned" by a line that names no level
+            other = (" as named, with no experience level. The experienced version asked about is not named on it"
+                     if level and not names_level(entry.title) else "")
+            blocks.append(Line(runs(f"On {entry.document}'s banned list: ", strong("banned"), f"{other} (",
                                     code("/banned"), " tells versions and dates apart)."), role="status"))
         pair = hit.companion if hit.paragraph == paragraph else None  # the rule, or the example, quoted too
         if pair is not None and 0 <= pair.paragraph < paragraph:  # the rule an example illustrates comes first

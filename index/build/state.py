@@ -19,6 +19,7 @@ import numpy as np
 from whoosh.searching import Searcher
 
 from glossary.model import Corpus, Entry, clip
+from glossary.versions import without_subtitle
 from index.build import asked, lexical, relations, store, unanswered, vectors
 from index.build.progress import ARRAYS, Progress, silent
 from index.results import ChangeRecord
@@ -361,7 +362,9 @@ def _build_banned(st: State) -> None:
     for e in st.corpus.entries:
         if e.kind != "banned":
             continue
-        for name in [e.title, *e.aliases]:
+        # a listed version is also named without its subtitle ("Isawa Tadaka Experienced 2CW"), as players name it
+        unsubtitled = without_subtitle(e.title)
+        for name in [e.title, *e.aliases, *([unsubtitled] if unsubtitled else [])]:
             for v in store.name_variants(name):
                 st.banned_names.append(v)
                 st.banned_ids.append(e.id)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from rapidfuzz import fuzz, process
 
 from glossary.model import Entry, clip
+from glossary.versions import names_level, spelled_out, without_level
 from index.build import store
 from index.build.state import State
 from index.query.names import FUZZY_COMPLETE_CUTOFF, MAX_KEY
@@ -44,13 +43,10 @@ def banned(st: State, card: str) -> BannedResult:
         return BannedResult(card, None)
     record_id: str | None = None
     spaceless = key.replace(" ", "")
+    spelled = spelled_out(key)  # "isawa tadaka exp 2cw": the listed version's name without its subtitle
     for name, eid in zip(st.banned_names, st.banned_ids, strict=True):
-        if (
-            name == key
-            or name.replace(" ", "") == spaceless
-            or _without_subtitle(st.by_id[eid].title) == _spelled_out(key)
-        ):
-            record_id = eid  # "isawa tadaka experienced 2cw" is the version the list names, subtitle left out
+        if name in (key, spelled) or name.replace(" ", "") == spaceless:
+            record_id = eid
             break
     if record_id is None:
         pick = process.extractOne(key, st.banned_names, scorer=fuzz.ratio, score_cutoff=85) or process.extractOne(
@@ -91,17 +87,6 @@ def banned(st: State, card: str) -> BannedResult:
     return result
 
 
-# An experience level said: "exp", "exp2", "xp 3", "experienced" ("inexperienced" and "non-experienced" name the
-# card without one, which is what a banned line with no level names).
-_LEVEL = re.compile(r"(?<!non )\b(?:exp|xp)\d*\b|(?<!non )\bexperienced\b")
-
-
-def names_level(text: str) -> bool:
-    """Whether text names an experience level (see ``_LEVEL``): "moshi eihime exp" does, "Moshi Eihime" does not.
-    ``/ask`` uses it too: a question about an experienced version is not answered "banned" by a line naming none."""
-    return _LEVEL.search(fold(text)) is not None
-
-
 def _other_version(st: State, key: str, matched: str | None) -> str | None:
     """The banned line that names, with no experience level, the card typed with one: "moshi eihime exp" (one
     spelling away from "Moshi Eihime") and "hantei experienced" (that name and a level). A card's identity is its
@@ -110,8 +95,8 @@ def _other_version(st: State, key: str, matched: str | None) -> str | None:
     if not names_level(key):
         return None
     if matched is not None:
-        return None if names_level(fold(st.by_id[matched].title)) else matched
-    base = " ".join(_LEVEL.sub(" ", key).split())
+        return None if names_level(st.by_id[matched].title) else matched
+    base = without_level(key)
     return next(
         (
             eid
@@ -120,20 +105,6 @@ def _other_version(st: State, key: str, matched: str | None) -> str | None:
         ),
         None,
     )
-
-
-def _spelled_out(folded: str) -> str:
-    """Players' abbreviations of a level, spelled as titles spell it: "exp 2cw" and "xp2cw" -> "experienced 2cw"."""
-    return " ".join(re.sub(r"(?<!non )\b(?:exp|xp|experienced)\s?(?=\d|\b)", "experienced ", folded).split())
-
-
-def _without_subtitle(title: str) -> str | None:
-    """A versioned title without its subtitle: "Isawa Tadaka, Seven Thunder (Experienced 2CW)" -> "isawa tadaka
-    experienced 2cw", how a player names that version; None for a title without both."""
-    head, comma, rest = title.partition(",")
-    if not comma or "(" not in rest:
-        return None
-    return " ".join(fold(f"{head} {rest.split('(', 1)[1].rstrip(')')}").split())
 
 
 def _base_names(title: str) -> set[str]:
