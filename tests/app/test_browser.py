@@ -251,8 +251,16 @@ def _watch_errors(page: object) -> list[str]:
     page.on(  # type: ignore[attr-defined]
         "response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}")
     )
-    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))  # type: ignore[attr-defined]
+    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url} ({r.failure})"))  # type: ignore[attr-defined]
     return errors
+
+
+def _left_page_errors(errors: list[str], before_leaving: int) -> list[str]:
+    """The errors once a link was followed, without the fetches the browser itself cancelled because the
+    page was left: Pagefind still loads fragments of lower results while the first is clicked, and
+    Chromium reports those as failed with net::ERR_ABORTED (seen once in CI). Every error before leaving
+    still counts, and so does a 4xx/5xx or a script error after."""
+    return errors[:before_leaving] + [e for e in errors[before_leaving:] if "net::ERR_ABORTED" not in e]
 
 
 @pytest.mark.parametrize(
@@ -289,12 +297,14 @@ def test_search_lands_on_the_entry(
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"rulebook-search-{word}.png"))
 
+    assert errors == []
+    before_leaving = len(errors)
     first.click()
     expect(page).to_have_url(base + f"{entry_id.split(':')[0]}.html#{entry_id}")
     target = page.locator(f'[id="{entry_id}"]')
     expect(target).to_be_in_viewport()
     expect(target.get_by_role("heading", name=title, exact=True)).to_be_visible()
-    assert errors == []
+    assert _left_page_errors(errors, before_leaving) == []
     context.close()
 
 
@@ -317,10 +327,12 @@ def test_search_from_another_page_and_for_nonsense(site: tuple[str, list[Entry]]
     box.fill("ranged attack")  # then a real one, from this page: the link goes to another page's anchor
     first = page.locator("a.pagefind-ui__result-link").first
     expect(first).to_have_text("Ranged Attack")
+    assert errors == []
+    before_leaving = len(errors)
     first.click()
     expect(page).to_have_url(base + "glossary.html#glossary:ranged-attack")
     expect(page.locator('[id="glossary:ranged-attack"]')).to_be_in_viewport()
-    assert errors == []
+    assert _left_page_errors(errors, before_leaving) == []
     context.close()
 
 
