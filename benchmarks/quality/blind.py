@@ -78,6 +78,9 @@ PARAGRAPHS_ONLY = {
     # 70 (39 glossary, 31 Obsidian Hand; 45 past the entry's first paragraph), rules stated in one place only;
     # committed before the either-or choice and the other changes of 2026-11-28 (night) were measured on it
     "2026-11-28e": HERE / "heldout_paragraphs_2026-11-28e.json",
+    # 70 (38 glossary in 33 entries, 32 Obsidian Hand in 26; 44 past the entry's first paragraph), rules stated in
+    # one place only; committed before the fuller copy of a twice-stated rule was put first (2026-11-28, session 31)
+    "2026-11-28h": HERE / "heldout_paragraphs_2026-11-28h.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
@@ -90,6 +93,8 @@ UNANSWERABLE_ONLY = {
     "2026-11-28b": HERE / "unanswerable_2026-11-28b.json",
     # 35 near a covered topic (35 entries), 20 in-domain but uncovered, 5 off-topic; committed with 2026-11-28e
     "2026-11-28f": HERE / "unanswerable_2026-11-28f.json",
+    # 35 near a covered topic, 20 in-domain but uncovered, 5 off-topic; committed with 2026-11-28h
+    "2026-11-28i": HERE / "unanswerable_2026-11-28i.json",
 }
 # Since 2026-11-27 (night) the questions of these sets are kept (``python -m index.build.fold``): the paragraph
 # sets' in ``index/asked.json``, the unanswerable sets' in ``index/unanswered.json``. Their figures are in-sample
@@ -100,7 +105,7 @@ FOLDED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c", "2026-11-27d
 # Sets whose misses were printed and read to find what to change: no longer blind, though never tuned on.
 READ = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b", "2026-11-28d")
 # Sets whose misses are not printed: they stay blind for the next change (their figures are printed).
-UNREAD = ("2026-11-28e", "2026-11-28f")
+UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28h", "2026-11-28i")
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c")
