@@ -198,6 +198,10 @@ class Restatement:
     entry: str  # the id of the entry that states it again
     other_paragraphs: list[int]  # that entry's paragraphs that state it (0-based)
     differs: bool  # the two texts are not the same words
+    # where they differ: positions in ``paragraphs`` (and ``other_paragraphs``) whose two texts are not the same
+    # words. Seppuku's copies differ only in the line on negation; a result quoting that line of the other copy
+    # shows the difference, one quoting its first line does not
+    differing: list[int] = field(default_factory=list)
 
 
 @dataclass

@@ -799,8 +799,13 @@ def _link_restatements(b: _Builder) -> None:
             if not theirs:
                 continue
             differs = not _same_words(stated, ability.paragraphs)
-            holder.restated.append(Restatement(mine, ability.id, theirs, differs))
-            ability.restated.append(Restatement(theirs, holder.id, mine, differs))
+            if len(stated) == len(ability.paragraphs):
+                differing = [i for i, (a, t) in enumerate(zip(stated, ability.paragraphs, strict=True))
+                             if not _same_words([a], [t])]
+            else:  # laid out in other paragraphs: no line stands for another
+                differing = list(range(min(len(mine), len(theirs))))
+            holder.restated.append(Restatement(mine, ability.id, theirs, differs, differing))
+            ability.restated.append(Restatement(theirs, holder.id, mine, differs, differing))
             if differs:
                 first, last = holder.paragraph_lines(mine[0])[0], holder.paragraph_lines(mine[-1])[1]
                 other_first, other_last = ability.location.first_line, ability.location.last_line

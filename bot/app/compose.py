@@ -694,7 +694,7 @@ class Composer:
             other = self.lookup(r.entry)
             if r.differs and other is not None and paragraph in r.paragraphs:
                 text = "\n".join(other.paragraphs[k] for k in r.other_paragraphs)
-                blocks.append(Relation(
+                rel = Relation(
                     "restated-elsewhere", other, entry,
                     heading=runs("The ruleset states this again in ", strong(other.label), ", in other words:"),
                     scope=tuple(r.paragraphs),
@@ -703,7 +703,13 @@ class Composer:
                                      until=r.other_paragraphs[-1]),
                     differs=True,
                     role="hit",
-                ))
+                )
+                # both copies among the results ("can opp negate my seppuku?"): named by its number where that result
+                # quotes the line that differs; "what is seppuku" quotes the first line of each, which are the same
+                # words, so the other copy is still quoted here whole
+                at, quoted = results.get(other.id, (number, None))
+                differing = {r.other_paragraphs[i] for i in r.differing}
+                blocks.append(_see_result(rel, at) if at != number and differing <= {quoted} else rel)
         blocks.extend(self.server_rulings(entry, role="hit"))
         return Group(blocks, role="hit")
 

@@ -778,8 +778,47 @@ def ranked(
     seeds = quotes.grams(ev.said)
     choose = ev.choose
     assert choose is not None
-    return [rows[i] if i < lead else (rows[i][0], chosen_paragraph(st, rows[i][0], choose, ev.said, seeds), rows[i][2])
-            for i in keep], ev, True
+    kept = [rows[i] if i < lead else (rows[i][0], chosen_paragraph(st, rows[i][0], choose, ev.said, seeds), rows[i][2])
+            for i in keep]
+    return fuller_first(st, kept) if lead == 0 else kept, ev, True
+
+
+def fuller_first(st: State, rows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """The rows, with the fuller copy of a rule its document states twice put first when both copies are among
+    them. The Obsidian Hand states Seppuku's protection twice: the abilities section's "these effects cannot be
+    negated, delayed, or redirected." and the guidelines' same words with "; unless the action explicitly
+    interacts with Seppuku." A judge quoting the shorter copy rules that nothing can negate it; the fuller one
+    holds every word of the shorter and the exception besides. The shorter copy is still shown, second."""
+    if len(rows) < 2:
+        return rows
+    n, p, _score = rows[0]
+    entry = st.corpus.entries[n]
+    for restatement in entry.restated:
+        if not restatement.differs or p not in restatement.paragraphs:
+            continue
+        other_n = st.order.get(restatement.entry)
+        if other_n is None:
+            continue
+        other_p = restatement.other_paragraphs[restatement.paragraphs.index(p)]
+        if not _extends(entry.paragraphs[p], st.corpus.entries[other_n].paragraphs[other_p], entry.title):
+            continue
+        for k, (m, _q, score) in enumerate(rows[1:], start=1):
+            if m == other_n:
+                return [(m, other_p, score), *rows[1:k], rows[0], *rows[k + 1 :]]
+    return rows
+
+
+def _extends(short: str, long: str, title: str) -> bool:
+    """Whether ``long`` says every word of ``short``, in order, and more (a copy with an added clause). The rule's
+    name is not more: the guidelines' list item "• Seppuku – Repeatable Reaction: ..." only names the ability
+    its section gives as "Repeatable Reaction: ..." under the heading "Seppuku"."""
+    named = set(quotes.paragraph_words(title))
+    mine = [w for w in quotes.paragraph_words(short) if w not in named]
+    theirs = [w for w in quotes.paragraph_words(long) if w not in named]
+    if not mine or len(theirs) <= len(mine):
+        return False
+    it = iter(theirs)
+    return all(word in it for word in mine)
 
 
 def _chances(st: State, fused: np.ndarray, top: float) -> np.ndarray | None:

@@ -130,6 +130,18 @@ def test_a_rule_stated_twice_in_other_words_is_quoted_with_its_own_citation(judg
     assert "The ruleset states this again in" in to_text(answer)
 
 
+def test_both_copies_of_a_rule_stated_twice_among_the_results_are_each_quoted_once(judge: Judge) -> None:
+    """"can opp negate my seppuku?" has both copies as results (the fuller first): each result names the other
+    as the restatement, by its number, instead of quoting it a second time."""
+    answer = judge.ask("can opp negate my seppuku?")
+    text = to_text(answer)
+    assert "The ruleset states this again in Seppuku, in other words; it is result 2." in text
+    assert "The ruleset states this again in Player Abilities, in other words; it is result 1." in text
+    fuller = "these effects cannot be negated, delayed, or redirected; unless the action explicitly interacts"
+    assert text.count(fuller) == 1
+    assert text.count("these effects cannot be negated, delayed, or redirected.") == 1
+
+
 def test_a_house_ruling_is_labelled_as_a_ruling_never_as_the_formats_rule(with_house: Judge) -> None:
     answer = with_house.define("terrain")
     found = [r for r in relations(list(walk(answer.body))) if r.entry.source == "house"]

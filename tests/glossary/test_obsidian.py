@@ -89,6 +89,9 @@ def test_seppuku_stated_twice_with_different_words(doc: ParsedDocument) -> None:
         (P + "ability-naval-invasion", [1], False),
         (ability.id, [2, 3, 4], True),
     ]
+    # only the line on negation differs ("; unless the action explicitly interacts with Seppuku")
+    assert ability.restated[0].differing == guideline.restated[2].differing == [1]
+    assert [r.differing for r in guideline.restated[:2]] == [[], []]
     (divergent,) = [a for a in doc.anomalies if a.kind == "divergent-restatement"]
     assert divergent.line == 90 and "lines 90-93" in divergent.message and "lines 284-287" in divergent.message
 

@@ -107,8 +107,14 @@ def test_hit_changes_are_those_of_the_paragraph(engine: Engine) -> None:
 
 def test_quote_keeps_markdown_characters_of_rule_text_verbatim(engine: Engine) -> None:
     """The index returns the text as written; escaping is the Discord renderer's job alone."""
-    rec = engine.search("Seppuku Rehonor then destroy")[0]
-    assert rec.entry.id == "obsidian-hand:ability-seppuku"
+    hits = engine.search("Seppuku Rehonor then destroy")
+    # the guidelines' fuller copy of the rule leads (ranking.fuller_first); the ability's own text follows
+    assert [h.entry.id for h in hits[:2]] == [
+        "obsidian-hand:guideline-player-abilities",
+        "obsidian-hand:ability-seppuku",
+    ]
+    assert hits[0].quote.startswith("\xa0 \xa0 * Seppuku: Rehonor, then destroy, a Personality")  # its indent too
+    rec = hits[1]
     assert rec.quote.startswith("* Seppuku: Rehonor, then destroy, a Personality")
     assert [rec.quote[a:b] for a, b in rec.spans][:3] == ["Seppuku", "Rehonor", "destroy"]
 

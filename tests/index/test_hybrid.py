@@ -218,3 +218,27 @@ def test_filters_apply_to_the_fused_ranking(engine: Engine) -> None:
     assert hits and all(h.entry.source == "glossary" for h in hits)
     hits = engine.search("terrain", limit=10, since="2016")
     assert all(h.entry.source == "obsidian-hand" for h in hits)
+
+
+def test_the_fuller_copy_of_a_rule_stated_twice_is_quoted_first(engine: Engine) -> None:
+    """The Obsidian Hand states Seppuku's protection twice; only the guidelines' copy has the exception ("unless
+    the action explicitly interacts with Seppuku"). Both copies are results: the fuller one leads, the other
+    follows."""
+    hits = engine.search("can opp negate my seppuku?")
+    assert (hits[0].entry.id, hits[0].paragraph) == ("obsidian-hand:guideline-player-abilities", 3)
+    assert hits[0].entry.paragraphs[3].endswith("unless the action explicitly interacts with Seppuku.")
+    assert ("obsidian-hand:ability-seppuku", 1) in [(h.entry.id, h.paragraph) for h in hits[1:]]
+    # a copy that only adds the rule's name ("• Seppuku – Repeatable Reaction: ...") is not fuller
+    hits = engine.search(
+        "opp's action targets my samurai and makes me lose 4 honor. if he kills himself in response how much honor "
+        "do i lose"
+    )
+    assert (hits[0].entry.id, hits[0].paragraph) == ("obsidian-hand:ability-seppuku", 0)
+
+
+def test_extends_reads_words_in_order_without_the_rules_name() -> None:
+    short = "* Seppuku: these effects cannot be negated, delayed, or redirected."
+    assert ranking._extends(short, short[:-1] + "; unless the action explicitly interacts with Seppuku.", "Seppuku")
+    assert not ranking._extends(short, "• Seppuku – " + short, "Seppuku")  # only the name added
+    assert not ranking._extends(short, short, "Seppuku")
+    assert not ranking._extends(short, "these effects can be negated, delayed, or redirected.", "Seppuku")
