@@ -81,6 +81,9 @@ PARAGRAPHS_ONLY = {
     # 70 (38 glossary in 33 entries, 32 Obsidian Hand in 26; 44 past the entry's first paragraph), rules stated in
     # one place only; committed before the fuller copy of a twice-stated rule was put first (2026-11-28, session 31)
     "2026-11-28h": HERE / "heldout_paragraphs_2026-11-28h.json",
+    # 70 (38 glossary in 31 entries, 32 Obsidian Hand in 28; 46 past the entry's first paragraph), the same
+    # instructions as 2026-11-28h; committed before the read sets were folded (2026-11-28, session 31)
+    "2026-11-28k": HERE / "heldout_paragraphs_2026-11-28k.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
@@ -95,6 +98,8 @@ UNANSWERABLE_ONLY = {
     "2026-11-28f": HERE / "unanswerable_2026-11-28f.json",
     # 35 near a covered topic, 20 in-domain but uncovered, 5 off-topic; committed with 2026-11-28h
     "2026-11-28i": HERE / "unanswerable_2026-11-28i.json",
+    # the same kinds and instructions; committed with 2026-11-28k
+    "2026-11-28l": HERE / "unanswerable_2026-11-28l.json",
 }
 # Since 2026-11-27 (night) the questions of these sets are kept (``python -m index.build.fold``): the paragraph
 # sets' in ``index/asked.json``, the unanswerable sets' in ``index/unanswered.json``. Their figures are in-sample
@@ -103,9 +108,10 @@ UNANSWERABLE_ONLY = {
 FOLDED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c", "2026-11-27d", "2026-11-27e", "2026-11-27f",
           "2026-11-27g", "2026-11-27h", "2026-11-27j", "2026-11-27k", "2026-11-27m")
 # Sets whose misses were printed and read to find what to change: no longer blind, though never tuned on.
-READ = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b", "2026-11-28d")
+READ = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b", "2026-11-28d",
+        "2026-11-28h")
 # Sets whose misses are not printed: they stay blind for the next change (their figures are printed).
-UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28h", "2026-11-28i")
+UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28i", "2026-11-28k", "2026-11-28l")
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c")
