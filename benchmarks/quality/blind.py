@@ -106,7 +106,10 @@ UNANSWERABLE_ONLY = {
 # now; what folding did for sets it had not seen was measured leaving each set out in turn (docs/search.md,
 # "Blind sets folded into the kept questions").
 FOLDED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c", "2026-11-27d", "2026-11-27e", "2026-11-27f",
-          "2026-11-27g", "2026-11-27h", "2026-11-27j", "2026-11-27k", "2026-11-27m")
+          "2026-11-27g", "2026-11-27h", "2026-11-27j", "2026-11-27k", "2026-11-27m",
+          # read sets folded on 2026-11-28 (session 31): 404 question -> paragraph pairs, 149 not covered
+          "2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b", "2026-11-28d",
+          "2026-11-28h")
 # Sets whose misses were printed and read to find what to change: no longer blind, though never tuned on.
 READ = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b", "2026-11-28d",
         "2026-11-28h")
@@ -314,7 +317,7 @@ def format_blind(result: dict[str, Any]) -> str:
 def _standing(written: str) -> str:
     """How far a set is still blind."""
     if written in FOLDED:
-        return "in-sample: its questions are kept since 2026-11-27 (night)"
+        return "in-sample: its questions are kept (folded 2026-11-27, night, or 2026-11-28, session 31)"
     if written in READ:
         return "never tuned on, but its misses were read to find a change: not blind"
     return "never tuned on" + (", misses not printed" if written in UNREAD else "")

@@ -73,14 +73,14 @@ class Weights:
     """
 
     para: float = 0.0
-    meaning: float = 0.75
-    asked: float = 1.6
-    expand_para: float = 0.09
-    body: float = 0.53
-    title: float = 0.12
-    exact: float = 0.29
+    meaning: float = 0.71
+    asked: float = 1.63
+    expand_para: float = 0.11
+    body: float = 0.56
+    title: float = 0.11
+    exact: float = 0.32
     section: float = 0.0
-    expand_body: float = 0.5
+    expand_body: float = 0.51
     expand_title: float = 0.0
     cutoff: float = 0.05  # keep entries the fitted model finds at least this fraction as likely as the best
     floor: float = 0.3  # best paragraph cosine below this, with few question words found: nothing is close
@@ -100,7 +100,7 @@ WORDS_ONLY = Weights(
 )
 # Which paragraph of an entry is quoted: fitted alike (``benchmarks.quality.training.fit_choice``) to the
 # questions that name their answering paragraph (both sets); only the paragraph-level columns count.
-CHOOSE = Weights(para=0.48, meaning=0.93, asked=1.25, expand_para=0.44, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
+CHOOSE = Weights(para=0.48, meaning=0.94, asked=1.26, expand_para=0.42, body=0.0, title=0.0, exact=0.0, expand_body=0.0)
 
 
 @dataclass
