@@ -84,6 +84,10 @@ PARAGRAPHS_ONLY = {
     # 70 (38 glossary in 31 entries, 32 Obsidian Hand in 28; 46 past the entry's first paragraph), the same
     # instructions as 2026-11-28h; committed before the read sets were folded (2026-11-28, session 31)
     "2026-11-28k": HERE / "heldout_paragraphs_2026-11-28k.json",
+    # 70 (38 glossary in 31 entries, 32 Obsidian Hand in 25; 47 past the entry's first paragraph), the same
+    # instructions, "I have X, can I still Y" among the forms asked for; committed before the condition a question
+    # sets was read (2026-11-28, session 31)
+    "2026-11-28m": HERE / "heldout_paragraphs_2026-11-28m.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
@@ -100,6 +104,8 @@ UNANSWERABLE_ONLY = {
     "2026-11-28i": HERE / "unanswerable_2026-11-28i.json",
     # the same kinds and instructions; committed with 2026-11-28k
     "2026-11-28l": HERE / "unanswerable_2026-11-28l.json",
+    # the same kinds and instructions; committed with 2026-11-28m
+    "2026-11-28n": HERE / "unanswerable_2026-11-28n.json",
 }
 # Since 2026-11-27 (night) the questions of these sets are kept (``python -m index.build.fold``): the paragraph
 # sets' in ``index/asked.json``, the unanswerable sets' in ``index/unanswered.json``. Their figures are in-sample
@@ -114,7 +120,7 @@ FOLDED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c", "2026-11-27d
 READ = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b", "2026-11-28d",
         "2026-11-28h")
 # Sets whose misses are not printed: they stay blind for the next change (their figures are printed).
-UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28i", "2026-11-28k", "2026-11-28l")
+UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28i", "2026-11-28k", "2026-11-28l", "2026-11-28m", "2026-11-28n")
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c")
