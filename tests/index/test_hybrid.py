@@ -242,3 +242,28 @@ def test_extends_reads_words_in_order_without_the_rules_name() -> None:
     assert not ranking._extends(short, "• Seppuku – " + short, "Seppuku")  # only the name added
     assert not ranking._extends(short, short, "Seppuku")
     assert not ranking._extends(short, "these effects can be negated, delayed, or redirected.", "Seppuku")
+
+
+def test_the_rule_on_the_condition_a_still_question_sets_comes_first(engine: Engine) -> None:
+    """"I have a Wind in play, can I still ...?": the words after "still" describe Favor Battle, but the condition
+    before it is what answers: Winds' "you may not take rulebook Favor actions", its sentence marked."""
+    q = "i have a wind in play, can i still discard the imperial favor to send an attacking unit home?"
+    hits = engine.search(q)
+    assert [(h.entry.id, h.paragraph) for h in hits[:2]] == [
+        ("obsidian-hand:iii-a-winds", 2),
+        ("obsidian-hand:ability-favor-battle", 0),
+    ]
+    text = hits[0].entry.paragraphs[2]
+    assert [text[a:b] for a, b in hits[0].sentence_spans] == [
+        "While you have a Wind in play, you may not take rulebook Favor actions (see Player Abilities and Traits)."
+    ]
+    # without a condition set up before "still", the ability asked about stays first
+    assert engine.search("can i discard the imperial favor to send an attacking unit home?")[0].entry.id == (
+        "obsidian-hand:ability-favor-battle"
+    )
+
+
+def test_condition_words_are_the_words_before_still() -> None:
+    assert ranking.condition_words("I have a Wind in play, can I still discard the Favor?") >= {"wind"}
+    assert "discard" not in ranking.condition_words("I have a Wind in play, can I still discard the Favor?")
+    assert ranking.condition_words("can i discard the favor with a wind in play?") == set()

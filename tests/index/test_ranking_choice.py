@@ -281,8 +281,9 @@ def test_two_close_paragraphs_are_quoted_together_in_source_order(engine: Engine
     """"How many cards must each of the dynasty and fate decks have?": the chooser puts the line that answers
     ("2 decks, each containing at least 40 cards each", paragraph 3, line 345) barely ahead of the Dynasty Deck
     line (paragraph 4, line 346); until the read sets were folded (2026-11-28, session 31) it was the other way
-    round. Too close to call either way: the first result quotes both, in source order, each with its own line. A clear choice quotes one paragraph, and the issue's "three separate honor gains?" case does not
-    bring the opposite ruling along. (Until the model was tuned again on the folded questions, 2026-11-27 night,
+    round. Too close to call either way: the first result quotes both, in source order, each with its own line.
+    A clear choice quotes one paragraph, and the issue's "three separate honor gains?" case does not bring the
+    opposite ruling along. (Until the model was tuned again on the folded questions, 2026-11-27 night,
     "what's the minimum deck size for dynasty and fate in this format" was this case; it now chooses line 345.)"""
     from bot.app.judge import Judge
     from tests.rendering import to_text
