@@ -14,10 +14,9 @@ import numpy as np
 
 from glossary.model import Entry, introduces_list, is_list_item, parent_item
 from index.build.state import State
-from index.query import ranking, sentences
+from index.query import ranking, reorder, sentences
 from index.query.ranking import Evidence
 from index.results import Hit, Passage, merge_spans
-from index.text import analysis
 
 
 def search(st: State, question: str, limit: int = 5, source: str | None = None, since: str | None = None) -> list[Hit]:
@@ -55,7 +54,7 @@ def search_with_evidence(
         hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also, query=None if named else ev.query)
         if ev is not None and k == 0 and n == ev.condition and hit.paragraph is not None:
             # first for the condition the question sets: the sentence that forbids is the one that answers
-            forbids = forbidding(st, entries[n], hit.paragraph, ranking.condition_words(question))
+            forbids = reorder.forbidding(st, entries[n], hit.paragraph, reorder.condition_words(question))
             hit.sentence_spans = forbids or hit.sentence_spans
         if chance is not None and ev is not None and n in ev.dated:
             # named by its date ("the 10/20/2015 update"): a lookup, as sure as a title said
@@ -107,21 +106,6 @@ def make_hit(
         pointed = pointed_at(st, entry, other, otoks, weight, query) if other > best else []
         hit.companion = Passage(other, merge_spans([(a, b) for t, a, b in otoks if t in weight]), pointed)
     return hit
-
-
-def forbidding(st: State, entry: Entry, paragraph: int, condition: set[str]) -> list[tuple[int, int]]:
-    """The sentence of a quoted paragraph that forbids something and names the question's condition ("While you
-    have a Wind in play, you may not take rulebook Favor actions"), as spans; [] when none does or the
-    paragraph is one sentence (it needs no mark)."""
-    rows = st.sentence_rows.get((entry.id, paragraph))
-    if rows is None or not condition:
-        return []
-    text = entry.paragraphs[paragraph]
-    for a, b in rows[1]:
-        said = text[a:b]
-        if ranking.FORBIDS.search(said) and condition & set(analysis.terms(said)):
-            return [(a, b)]
-    return []
 
 
 def pointed_at(

@@ -23,7 +23,6 @@ and the fit on all questions, which is what ``DEFAULT`` and ``WORDS_ONLY`` hold.
 from __future__ import annotations
 
 import math
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -32,7 +31,7 @@ import numpy as np
 from glossary.model import Entry, introduces_list, is_list_item, parent_item
 from index.build import asked, lexical
 from index.build.state import State
-from index.query import parsing
+from index.query import parsing, reorder
 from index.query import phrases as quotes
 from index.text import analysis, expansion
 from index.text.analysis import STOPS
@@ -143,7 +142,7 @@ class Evidence:
     choose: np.ndarray | None = None
     shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
     dated: frozenset[int] = frozenset()  # the update-log records dated on a day the question names (``_dated``)
-    condition: int = -1  # the entry ``condition_first`` put first (the rule on the condition the question sets)
+    condition: int = -1  # the entry ``reorder.condition_first`` put first (the rule on the condition the question sets)
 
 
 def evidence(
@@ -784,91 +783,11 @@ def ranked(
             for i in keep]
     if lead:
         return kept, ev, True
-    kept = fuller_first(st, kept)
-    moved = condition_first(st, question, kept)
+    kept = reorder.fuller_first(st, kept)
+    moved = reorder.condition_first(st, question, kept)
     if moved is not kept:
         ev.condition = moved[0][0]
     return moved, ev, True
-
-
-# "<a condition> ... can I still <do something>?": the condition the question sets up, before "can I still"
-STILL = re.compile(
-    r"\b(?:can|could|may|do|does|did|is|are|will|would)\s+(?:i|he|she|it|they|we|you|my\s+\w+)?\s*still\b",
-    re.IGNORECASE,
-)
-# a paragraph that forbids something
-FORBIDS = re.compile(
-    r"\b(?:may not|cannot|can not|can't|must not|does not|do not|is not|are not|never|no longer)\b", re.IGNORECASE
-)
-
-
-def condition_words(question: str) -> set[str]:
-    """The stemmed words of the condition a "... can I still ...?" question sets up (empty for other questions)."""
-    found = STILL.search(question)
-    return set(analysis.terms(question[: found.start()])) if found else set()
-
-
-def condition_first(st: State, question: str, rows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
-    """The rows, with the rule about the condition a "... can I still ...?" question sets up put first, when that
-    rule forbids something. "I have a Wind in play, can I still discard the Imperial Favor to send an attacking
-    unit home?" describes *Favor Battle* in the words after "still", so that ranks first; what answers is the
-    condition's rule, *Winds*: "While you have a Wind in play, you may not take rulebook Favor actions". A row
-    moves up only when every word of its entry's title is said before "still", the first row's title is not,
-    and the paragraph it quotes forbids something (``FORBIDS``). Over the 1,386 labelled answerable questions
-    and judge items of 2026-11-28 it moved three, all this Winds case and all to the labelled line."""
-    condition = condition_words(question)
-    if not condition or len(rows) < 2:
-        return rows
-
-    def named(n: int) -> bool:
-        title = set(analysis.terms(st.corpus.entries[n].title))
-        return bool(title) and title <= condition
-
-    if named(rows[0][0]):
-        return rows
-    for k, (n, p, _score) in enumerate(rows[1:], start=1):
-        paragraphs = st.corpus.entries[n].paragraphs
-        if named(n) and 0 <= p < len(paragraphs) and FORBIDS.search(paragraphs[p]):
-            return [rows[k], *rows[:k], *rows[k + 1 :]]
-    return rows
-
-
-def fuller_first(st: State, rows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
-    """The rows, with the fuller copy of a rule its document states twice put first when both copies are among
-    them. The Obsidian Hand states Seppuku's protection twice: the abilities section's "these effects cannot be
-    negated, delayed, or redirected." and the guidelines' same words with "; unless the action explicitly
-    interacts with Seppuku." A judge quoting the shorter copy rules that nothing can negate it; the fuller one
-    holds every word of the shorter and the exception besides. The shorter copy is still shown, second."""
-    if len(rows) < 2:
-        return rows
-    n, p, _score = rows[0]
-    entry = st.corpus.entries[n]
-    for restatement in entry.restated:
-        if not restatement.differs or p not in restatement.paragraphs:
-            continue
-        other_n = st.order.get(restatement.entry)
-        if other_n is None:
-            continue
-        other_p = restatement.other_paragraphs[restatement.paragraphs.index(p)]
-        if not _extends(entry.paragraphs[p], st.corpus.entries[other_n].paragraphs[other_p], entry.title):
-            continue
-        for k, (m, _q, score) in enumerate(rows[1:], start=1):
-            if m == other_n:
-                return [(m, other_p, score), *rows[1:k], rows[0], *rows[k + 1 :]]
-    return rows
-
-
-def _extends(short: str, long: str, title: str) -> bool:
-    """Whether ``long`` says every word of ``short``, in order, and more (a copy with an added clause). The rule's
-    name is not more: the guidelines' list item "• Seppuku – Repeatable Reaction: ..." only names the ability
-    its section gives as "Repeatable Reaction: ..." under the heading "Seppuku"."""
-    named = set(quotes.paragraph_words(title))
-    mine = [w for w in quotes.paragraph_words(short) if w not in named]
-    theirs = [w for w in quotes.paragraph_words(long) if w not in named]
-    if not mine or len(theirs) <= len(mine):
-        return False
-    it = iter(theirs)
-    return all(word in it for word in mine)
 
 
 def _chances(st: State, fused: np.ndarray, top: float) -> np.ndarray | None:

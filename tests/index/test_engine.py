@@ -108,7 +108,7 @@ def test_hit_changes_are_those_of_the_paragraph(engine: Engine) -> None:
 def test_quote_keeps_markdown_characters_of_rule_text_verbatim(engine: Engine) -> None:
     """The index returns the text as written; escaping is the Discord renderer's job alone."""
     hits = engine.search("Seppuku Rehonor then destroy")
-    # the guidelines' fuller copy of the rule leads (ranking.fuller_first); the ability's own text follows
+    # the guidelines' fuller copy of the rule leads (reorder.fuller_first); the ability's own text follows
     assert [h.entry.id for h in hits[:2]] == [
         "obsidian-hand:guideline-player-abilities",
         "obsidian-hand:ability-seppuku",

@@ -14,7 +14,7 @@ import pytest
 from glossary.loader import SHIPPED_SOURCES
 from index.build import lexical, vectors
 from index.engine import Engine
-from index.query import ranking
+from index.query import ranking, reorder
 from index.text import embedding
 
 
@@ -238,10 +238,10 @@ def test_the_fuller_copy_of_a_rule_stated_twice_is_quoted_first(engine: Engine) 
 
 def test_extends_reads_words_in_order_without_the_rules_name() -> None:
     short = "* Seppuku: these effects cannot be negated, delayed, or redirected."
-    assert ranking._extends(short, short[:-1] + "; unless the action explicitly interacts with Seppuku.", "Seppuku")
-    assert not ranking._extends(short, "• Seppuku – " + short, "Seppuku")  # only the name added
-    assert not ranking._extends(short, short, "Seppuku")
-    assert not ranking._extends(short, "these effects can be negated, delayed, or redirected.", "Seppuku")
+    assert reorder._extends(short, short[:-1] + "; unless the action explicitly interacts with Seppuku.", "Seppuku")
+    assert not reorder._extends(short, "• Seppuku – " + short, "Seppuku")  # only the name added
+    assert not reorder._extends(short, short, "Seppuku")
+    assert not reorder._extends(short, "these effects can be negated, delayed, or redirected.", "Seppuku")
 
 
 def test_the_rule_on_the_condition_a_still_question_sets_comes_first(engine: Engine) -> None:
@@ -264,6 +264,6 @@ def test_the_rule_on_the_condition_a_still_question_sets_comes_first(engine: Eng
 
 
 def test_condition_words_are_the_words_before_still() -> None:
-    assert ranking.condition_words("I have a Wind in play, can I still discard the Favor?") >= {"wind"}
-    assert "discard" not in ranking.condition_words("I have a Wind in play, can I still discard the Favor?")
-    assert ranking.condition_words("can i discard the favor with a wind in play?") == set()
+    assert reorder.condition_words("I have a Wind in play, can I still discard the Favor?") >= {"wind"}
+    assert "discard" not in reorder.condition_words("I have a Wind in play, can I still discard the Favor?")
+    assert reorder.condition_words("can i discard the favor with a wind in play?") == set()
