@@ -202,6 +202,10 @@ class Restatement:
     # words. Seppuku's copies differ only in the line on negation; a result quoting that line of the other copy
     # shows the difference, one quoting its first line does not
     differing: list[int] = field(default_factory=list)
+    # of those, where the other entry's copy says every word of this one, in order, and more (an added clause):
+    # Seppuku's guideline line adds "; unless the action explicitly interacts with Seppuku", so the ability's
+    # Restatement has ``fuller == [1]`` and the guideline's has none. Search quotes the fuller copy first
+    fuller: list[int] = field(default_factory=list)
 
 
 @dataclass

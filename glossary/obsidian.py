@@ -760,6 +760,18 @@ def _same_words(a: list[str], b: list[str]) -> bool:
     return [_SPACES.sub(" ", x).strip() for x in a] == [_SPACES.sub(" ", x).strip() for x in b]
 
 
+_WORDS = re.compile(r"\w+")
+
+
+def _extends(short: str, long: str) -> bool:
+    """Whether ``long`` says every word of ``short``, in order, and more: a copy with an added clause."""
+    mine, theirs = _WORDS.findall(short.casefold()), _WORDS.findall(long.casefold())
+    if not mine or len(theirs) <= len(mine):
+        return False
+    it = iter(theirs)
+    return all(word in it for word in mine)
+
+
 def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())  # the ruleset indents with spaces and no-break spaces alike
 
@@ -804,8 +816,11 @@ def _link_restatements(b: _Builder) -> None:
                              if not _same_words([a], [t])]
             else:  # laid out in other paragraphs: no line stands for another
                 differing = list(range(min(len(mine), len(theirs))))
-            holder.restated.append(Restatement(mine, ability.id, theirs, differs, differing))
-            ability.restated.append(Restatement(theirs, holder.id, mine, differs, differing))
+            paired = len(stated) == len(ability.paragraphs)
+            holder.restated.append(Restatement(mine, ability.id, theirs, differs, differing, [
+                i for i in differing if paired and _extends(stated[i], ability.paragraphs[i])]))
+            ability.restated.append(Restatement(theirs, holder.id, mine, differs, differing, [
+                i for i in differing if paired and _extends(ability.paragraphs[i], stated[i])]))
             if differs:
                 first, last = holder.paragraph_lines(mine[0])[0], holder.paragraph_lines(mine[-1])[1]
                 other_first, other_last = ability.location.first_line, ability.location.last_line

@@ -54,7 +54,7 @@ def search_with_evidence(
         hit = make_hit(st, entries[n], score, terms, paragraph=p, also=also, query=None if named else ev.query)
         if ev is not None and k == 0 and n == ev.condition and hit.paragraph is not None:
             # first for the condition the question sets: the sentence that forbids is the one that answers
-            forbids = reorder.forbidding(st, entries[n], hit.paragraph, reorder.condition_words(question))
+            forbids = reorder.forbidding(st, entries[n], hit.paragraph, ev.condition_words)
             hit.sentence_spans = forbids or hit.sentence_spans
         if chance is not None and ev is not None and n in ev.dated:
             # named by its date ("the 10/20/2015 update"): a lookup, as sure as a title said

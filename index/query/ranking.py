@@ -143,6 +143,7 @@ class Evidence:
     shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
     dated: frozenset[int] = frozenset()  # the update-log records dated on a day the question names (``_dated``)
     condition: int = -1  # the entry ``reorder.condition_first`` put first (the rule on the condition the question sets)
+    condition_words: frozenset[str] = frozenset()  # that condition's stemmed words (``reorder.condition_words``)
 
 
 def evidence(
@@ -784,9 +785,10 @@ def ranked(
     if lead:
         return kept, ev, True
     kept = reorder.fuller_first(st, kept)
-    moved = reorder.condition_first(st, question, kept)
+    condition = reorder.condition_words(question)
+    moved = reorder.condition_first(st, condition, kept)
     if moved is not kept:
-        ev.condition = moved[0][0]
+        ev.condition, ev.condition_words = moved[0][0], frozenset(condition)
     return moved, ev, True
 
 

@@ -12,7 +12,6 @@ import re
 
 from glossary.model import Entry
 from index.build.state import State
-from index.query import phrases as quotes
 from index.text import analysis
 
 # "<a condition> ... can I still <do something>?": the condition the question sets up, before "can I still"
@@ -32,15 +31,15 @@ def condition_words(question: str) -> set[str]:
     return set(analysis.terms(question[: found.start()])) if found else set()
 
 
-def condition_first(st: State, question: str, rows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
-    """The rows, with the rule about the condition a "... can I still ...?" question sets up put first, when that
-    rule forbids something. "I have a Wind in play, can I still discard the Imperial Favor to send an attacking
-    unit home?" describes *Favor Battle* in the words after "still", so that ranks first; what answers is the
-    condition's rule, *Winds*: "While you have a Wind in play, you may not take rulebook Favor actions". A row
-    moves up only when every word of its entry's title is said before "still", the first row's title is not,
-    and the paragraph it quotes forbids something (``FORBIDS``). Over the 1,386 labelled answerable questions
-    and judge items of 2026-11-28 it moved three, all this Winds case and all to the labelled line."""
-    condition = condition_words(question)
+def condition_first(st: State, condition: set[str], rows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """The rows, with the rule about the condition a "... can I still ...?" question sets up (``condition``: its
+    words, ``condition_words``) put first, when that rule forbids something. "I have a Wind in play, can I still
+    discard the Imperial Favor to send an attacking unit home?" describes *Favor Battle* in the words after
+    "still", so that ranks first; what answers is the condition's rule, *Winds*: "While you have a Wind in play,
+    you may not take rulebook Favor actions". A row moves up only when every word of its entry's title is said
+    before "still", the first row's title is not, and the paragraph it quotes forbids something (``FORBIDS``).
+    Over the 1,386 labelled answerable questions and judge items of 2026-11-28 it moved three, all this Winds
+    case and all to the labelled line."""
     if not condition or len(rows) < 2:
         return rows
 
@@ -67,35 +66,20 @@ def fuller_first(st: State, rows: list[tuple[int, int, float]]) -> list[tuple[in
         return rows
     n, p, _score = rows[0]
     entry = st.corpus.entries[n]
-    for restatement in entry.restated:
-        if not restatement.differs or p not in restatement.paragraphs:
+    for restatement in entry.restated:  # ``Restatement.fuller``: the other copy adds to this line
+        if p not in restatement.paragraphs or restatement.paragraphs.index(p) not in restatement.fuller:
             continue
         other_n = st.order.get(restatement.entry)
         if other_n is None:
             continue
         other_p = restatement.other_paragraphs[restatement.paragraphs.index(p)]
-        if not _extends(entry.paragraphs[p], st.corpus.entries[other_n].paragraphs[other_p], entry.title):
-            continue
         for k, (m, _q, score) in enumerate(rows[1:], start=1):
             if m == other_n:
                 return [(m, other_p, score), *rows[1:k], rows[0], *rows[k + 1 :]]
     return rows
 
 
-def _extends(short: str, long: str, title: str) -> bool:
-    """Whether ``long`` says every word of ``short``, in order, and more (a copy with an added clause). The rule's
-    name is not more: the guidelines' list item "• Seppuku – Repeatable Reaction: ..." only names the ability
-    its section gives as "Repeatable Reaction: ..." under the heading "Seppuku"."""
-    named = set(quotes.paragraph_words(title))
-    mine = [w for w in quotes.paragraph_words(short) if w not in named]
-    theirs = [w for w in quotes.paragraph_words(long) if w not in named]
-    if not mine or len(theirs) <= len(mine):
-        return False
-    it = iter(theirs)
-    return all(word in it for word in mine)
-
-
-def forbidding(st: State, entry: Entry, paragraph: int, condition: set[str]) -> list[tuple[int, int]]:
+def forbidding(st: State, entry: Entry, paragraph: int, condition: frozenset[str]) -> list[tuple[int, int]]:
     """The sentence of a quoted paragraph that forbids something and names the question's condition ("While you
     have a Wind in play, you may not take rulebook Favor actions"), as spans; [] when none does or the
     paragraph is one sentence (it needs no mark)."""

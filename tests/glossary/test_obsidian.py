@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glossary.model import Entry, ParsedDocument, SourceError
-from glossary.obsidian import is_heading, is_topic_heading, parse_obsidian
+from glossary.obsidian import _extends, is_heading, is_topic_heading, parse_obsidian
 
 SOURCE = Path(__file__).resolve().parents[2] / "glossary" / "sources" / "004_f05ef39847fd66e3.txt"
 TEXT = SOURCE.read_text(encoding="utf-8")
@@ -92,8 +92,18 @@ def test_seppuku_stated_twice_with_different_words(doc: ParsedDocument) -> None:
     # only the line on negation differs ("; unless the action explicitly interacts with Seppuku")
     assert ability.restated[0].differing == guideline.restated[2].differing == [1]
     assert [r.differing for r in guideline.restated[:2]] == [[], []]
+    # the guideline's copy of that line adds "; unless the action explicitly interacts with Seppuku": it is fuller
+    assert ability.restated[0].fuller == [1] and guideline.restated[2].fuller == []
     (divergent,) = [a for a in doc.anomalies if a.kind == "divergent-restatement"]
     assert divergent.line == 90 and "lines 90-93" in divergent.message and "lines 284-287" in divergent.message
+
+
+def test_extends_reads_words_in_order() -> None:
+    short = "* Seppuku: these effects cannot be negated, delayed, or redirected."
+    assert _extends(short, short[:-1] + "; unless the action explicitly interacts with Seppuku.")
+    assert not _extends(short, short)
+    assert not _extends(short, "these effects can be negated, delayed, or redirected; or not.")
+    assert not _extends(short, "redirected, delayed, or negated: these effects cannot be, * Seppuku, ever")
 
 
 def test_complete_copy_has_no_truncation_anomaly() -> None:

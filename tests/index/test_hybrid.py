@@ -228,20 +228,12 @@ def test_the_fuller_copy_of_a_rule_stated_twice_is_quoted_first(engine: Engine) 
     assert (hits[0].entry.id, hits[0].paragraph) == ("obsidian-hand:guideline-player-abilities", 3)
     assert hits[0].entry.paragraphs[3].endswith("unless the action explicitly interacts with Seppuku.")
     assert ("obsidian-hand:ability-seppuku", 1) in [(h.entry.id, h.paragraph) for h in hits[1:]]
-    # a copy that only adds the rule's name ("• Seppuku – Repeatable Reaction: ...") is not fuller
+    # the guidelines' "• Seppuku – Repeatable Reaction: ..." is the ability's first line with its name: not fuller
     hits = engine.search(
         "opp's action targets my samurai and makes me lose 4 honor. if he kills himself in response how much honor "
         "do i lose"
     )
     assert (hits[0].entry.id, hits[0].paragraph) == ("obsidian-hand:ability-seppuku", 0)
-
-
-def test_extends_reads_words_in_order_without_the_rules_name() -> None:
-    short = "* Seppuku: these effects cannot be negated, delayed, or redirected."
-    assert reorder._extends(short, short[:-1] + "; unless the action explicitly interacts with Seppuku.", "Seppuku")
-    assert not reorder._extends(short, "• Seppuku – " + short, "Seppuku")  # only the name added
-    assert not reorder._extends(short, short, "Seppuku")
-    assert not reorder._extends(short, "these effects can be negated, delayed, or redirected.", "Seppuku")
 
 
 def test_the_rule_on_the_condition_a_still_question_sets_comes_first(engine: Engine) -> None:
