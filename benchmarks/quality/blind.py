@@ -88,6 +88,12 @@ PARAGRAPHS_ONLY = {
     # instructions, "I have X, can I still Y" among the forms asked for; committed before the condition a question
     # sets was read (2026-11-28, session 31)
     "2026-11-28m": HERE / "heldout_paragraphs_2026-11-28m.json",
+    # 70 (35 glossary, 35 Obsidian Hand in 50 entries; 54 past the entry's first paragraph), table situations in
+    # players' slang; committed before the read sets 2026-11-28k/n were folded and the model tuned again (session 32)
+    "2026-11-28p": HERE / "heldout_paragraphs_2026-11-28p.json",
+    # 70 (40 glossary, 30 Obsidian Hand in 52 entries; 53 past the entry's first paragraph) in three voices (a
+    # judge checking the format, a player at the table, a new player asking what a word means); committed with 28p
+    "2026-11-28s": HERE / "heldout_paragraphs_2026-11-28s.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
@@ -106,6 +112,8 @@ UNANSWERABLE_ONLY = {
     "2026-11-28l": HERE / "unanswerable_2026-11-28l.json",
     # the same kinds and instructions; committed with 2026-11-28m
     "2026-11-28n": HERE / "unanswerable_2026-11-28n.json",
+    # the same kinds and instructions; committed with 2026-11-28p
+    "2026-11-28q": HERE / "unanswerable_2026-11-28q.json",
 }
 # Since 2026-11-27 (night) the questions of these sets are kept (``python -m index.build.fold``): the paragraph
 # sets' in ``index/asked.json``, the unanswerable sets' in ``index/unanswered.json``. Their figures are in-sample
@@ -118,9 +126,10 @@ FOLDED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c", "2026-11-27d
           "2026-11-28h")
 # Sets whose misses were printed and read to find what to change: no longer blind, though never tuned on.
 READ = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a", "2026-11-28b", "2026-11-28d",
-        "2026-11-28h")
+        "2026-11-28h", "2026-11-28k", "2026-11-28n")
 # Sets whose misses are not printed: they stay blind for the next change (their figures are printed).
-UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28i", "2026-11-28k", "2026-11-28l", "2026-11-28m", "2026-11-28n")
+UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28i", "2026-11-28l", "2026-11-28m", "2026-11-28p", "2026-11-28q",
+          "2026-11-28s")
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c")
