@@ -61,6 +61,8 @@ BAN_WORDS = frozenset({"ban", "banned", "bans", "banning", "legal", "illegal", "
 CHANGE_WORDS = frozenset(
     {"change", "changed", "changes", "update", "updated", "updates", "errata", "erratum", "reworded", "amended"}
 )
+# "When did they change Proclaim?": the record that changed it answers by its date (``Evidence.answers_when``)
+WHEN_WORDS = frozenset({"when", "date", "dated"})
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,10 @@ class Evidence:
     choose: np.ndarray | None = None
     shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
     dated: frozenset[int] = frozenset()  # the update-log records dated on a day the question names (``_dated``)
+    asks_when: bool = False  # the question says "when", "date"... (``answers_when``)
+    # the update-log records that changed an entry a "when was it changed" question names: each answers by its date,
+    # as a record named by its date does (``_changed_first``)
+    answers_when: frozenset[int] = frozenset()
     condition: int = -1  # the entry ``reorder.condition_first`` put first (the rule on the condition the question sets)
     condition_words: frozenset[str] = frozenset()  # that condition's stemmed words (``reorder.condition_words``)
 
@@ -231,6 +237,7 @@ def _word_evidence(
         expanded=expanded,
         asks_ban=bool(BAN_WORDS.intersection(raw_words)) or "banned" in phrases,
         asks_change=bool(CHANGE_WORDS.intersection(raw_words)),
+        asks_when=bool(WHEN_WORDS.intersection(raw_words)),
         defines=_definition(st, raw_words),
         names_only=names_only,
         named_whole=frozenset(whole),
@@ -750,8 +757,9 @@ def _rank(
     rows = group(st, fused, limit, choose if choose_all else None, said=ev.said)
     if not (shapes and rows):
         return rows, 0, floor
-    first = (_definition_first(st, ev, fused) + _dated_first(st, ev, fused) + _changed_first(st, ev, fused)
-             + _banned_first(st, ev, fused))
+    changed = _changed_first(st, ev, fused)
+    ev.answers_when = frozenset(r[0] for r in changed) if ev.asks_when else frozenset()
+    first = _definition_first(st, ev, fused) + _dated_first(st, ev, fused) + changed + _banned_first(st, ev, fused)
     ev.shaped = bool(first)
     firsts = list({r[0]: r for r in first}.values())[:limit]
     promoted = {r[0] for r in firsts}
