@@ -8,11 +8,20 @@ adds "banned" once and "card name" is not also read as "name".
 from __future__ import annotations
 
 import functools
+import re
 
 from index.text.analysis import fold
 from index.text.thesaurus import PLAYER_TO_RULES
 
 MAX_CHARS = 2000  # a long paste is expanded from its start only
+# Players write a stat's bonus or penalty as a signed number ("+3 ph", "-2F", "+1 chi"): the rules' words for them
+# are "bonus" and "penalty", as for "buff" and "debuff" in the table. Only before a stat: "-20 family honor" is a
+# score, and "1-3" a range.
+SIGNED = re.compile(
+    r"(?<![\w+\-/])([+\-\u2212])\s?\d+\s?(?:f|force|c|chi|ph|personal honor|hr|honor requirement|gp|gold production|"
+    r"ps|province strength|focus|fv|str|strength)\b",
+    re.IGNORECASE,
+)
 
 
 @functools.cache
@@ -49,4 +58,7 @@ def expand(question: str) -> tuple[list[str], int]:
                 break
         else:
             i += 1
+    for sign in SIGNED.findall(question[:MAX_CHARS]):
+        found.setdefault("bonus" if sign == "+" else "penalty", None)
+        recognised += 1
     return list(found), recognised
