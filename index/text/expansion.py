@@ -15,13 +15,26 @@ from index.text.thesaurus import PLAYER_TO_RULES
 
 MAX_CHARS = 2000  # a long paste is expanded from its start only
 # Players write a stat's bonus or penalty as a signed number ("+3 ph", "-2F", "+1 chi"): the rules' words for them
-# are "bonus" and "penalty", as for "buff" and "debuff" in the table. Only before a stat: "-20 family honor" is a
-# score, and "1-3" a range.
-SIGNED = re.compile(
-    r"(?<![\w+\-/])([+\-\u2212])\s?\d+\s?(?:f|force|c|chi|ph|personal honor|hr|honor requirement|gp|gold production|"
-    r"ps|province strength|focus|fv|str|strength)\b",
+# are "bonus" and "penalty", as for "buff" and "debuff" in the table. A signed number is read so when a stat follows
+# it, or when the question names a stat and the number is not a score ("at -10", "drops to -20"), a date or range
+# ("10-20-2015", "1-3"), or Honor, gold or cards ("+2 gold" is a cost, "-2 honor" a loss).
+_STAT = (r"(?:f|force|c|chi|ph|personal\s+honor|hr|honor\s+requirement|gp|gold\s+production|ps|province\s+strength|"
+         r"focus|fv|str|strength)")
+SIGNED = re.compile(r"(?<![\w+\-/.])([+\-\u2212])\s?\d+\s?" + _STAT + r"\b", re.IGNORECASE)
+_BARE = re.compile(
+    r"(?<![\w+\-/.])(?<!\bat\s)(?<!\bto\s)(?<!\bis\s)(?<!\bof\s)(?<!\bon\s)([+\-\u2212])\d+\b"
+    r"(?![/\-.]?\d)(?!\s*(?:honor|fh|family|gold|g\b|cards?|provinces?|%))",
     re.IGNORECASE,
 )
+_NAMES_STAT = re.compile(r"\b(?:\d+\s?)?" + _STAT + r"\b", re.IGNORECASE)
+
+
+def signed_changes(question: str) -> list[str]:
+    """"bonus" / "penalty" for each signed number in ``question`` that changes a stat (see ``SIGNED``)."""
+    signs = SIGNED.findall(question)
+    if not signs and _NAMES_STAT.search(question):
+        signs = _BARE.findall(question)
+    return ["bonus" if sign == "+" else "penalty" for sign in signs]
 
 
 @functools.cache
@@ -58,7 +71,7 @@ def expand(question: str) -> tuple[list[str], int]:
                 break
         else:
             i += 1
-    for sign in SIGNED.findall(question[:MAX_CHARS]):
-        found.setdefault("bonus" if sign == "+" else "penalty", None)
+    for word in signed_changes(question[:MAX_CHARS]):
+        found.setdefault(word, None)
         recognised += 1
     return list(found), recognised

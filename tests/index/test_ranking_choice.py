@@ -59,19 +59,28 @@ def test_rule_phrases_match_whole_words_longest_first() -> None:
 def test_a_signed_number_before_a_stat_is_a_bonus_or_a_penalty() -> None:
     assert expansion.rule_phrases("he gets +3 ph, later -2F") == ["personal honor", "bonus", "penalty"]
     assert expansion.rule_phrases("gives \u22121 chi") == ["penalty"]
-    # a score, a range and a date are not changes to a stat
-    assert expansion.rule_phrases("my family honor is at -20") == []
-    assert expansion.rule_phrases("a 1-3 force range, the 10-20-2015 update") == []
+    # with a stat named anywhere, a bare signed number changes it too; a score, a range, a date, gold and Honor do not
+    assert expansion.rule_phrases("his force can't rise above 5. +3 from an item, then he takes -2.") == [
+        "bonus", "penalty"]
+    assert expansion.signed_changes("my family honor is at -20") == []
+    assert expansion.signed_changes("his force drops to -2") == []
+    assert expansion.signed_changes("a 1-3 force range, the 10-20-2015 update") == []
+    assert expansion.signed_changes("do i pay +2 gold for his force 3 guy, or -2 honor?") == []
+    assert expansion.signed_changes("i pay +2 for a crab personality") == []  # no stat named: a cost, not a bonus
 
 
 def test_a_bonus_and_penalty_in_numbers_reach_the_example_that_rules_on_them(engine: Engine) -> None:
     """Seen in three judge sets: "+3 ph, later -2 ph" is a bonus cut by the limit and a later penalty, which the
     example under the rule settles (Raise/rise line 8: the lost part "does not count against any future
     penalties"); the question words alone quoted the rule and its one-line example (lines 5-6)."""
-    hit = engine.search("my guy has 4 ph and a trait 'ph cannot rise above 5'. he gets +3 ph, later -2 ph. is he at 3 "
-                        "or still 5?")[0]
-    quoted = {hit.paragraph, hit.companion.paragraph if hit.companion else None}
-    assert hit.entry.id == "glossary:raise-rise" and 3 in quoted
+    for question in (
+        "my guy has 4 ph and a trait 'ph cannot rise above 5'. he gets +3 ph, later -2 ph. is he at 3 or still 5?",
+        "dude is 4F, +3 from an item but some effect says his force cannot rise above 5. later he takes -2. is he 3 "
+        "or 5??",
+    ):
+        hit = engine.search(question)[0]
+        quoted = {hit.paragraph, hit.companion.paragraph if hit.companion else None}
+        assert hit.entry.id == "glossary:raise-rise" and 3 in quoted, question
 
 
 def test_expansion_is_evidence_of_its_own(engine: Engine) -> None:
