@@ -121,7 +121,7 @@ def pointed_at(
         return sentences.answering(text, tokens, weight)
     start, spans = rows
     cosines = st.sentence_vectors[start : start + len(spans)] @ query
-    return sentences.closest(text, spans, cosines)
+    return sentences.closest(text, spans, cosines, tokens=tokens, weight=weight)
 
 
 # A paragraph that illustrates or qualifies the rule paragraph just before it in the same entry.

@@ -6,16 +6,20 @@ them. With the model, the answering sentence is the one whose meaning is closest
 (``closest``: each sentence of a paragraph of two or more has its own vector, embedded at build time); without
 it, the one with the most question terms, each weighed as the paragraph chooser weighs it (``answering``).
 On the labelled blind sets (docs/search.md) the closest sentence was the answering one far more often than
-the one with the most question words, which marks the sentence that restates the question's situation.
+the one with the most question words, which marks the sentence that restates the question's situation. Where a
+paragraph states one rule for two cases in two parallel sentences, the question's own words pick the case
+(``case_asked``): meaning alone put "... due to a maximum, the lost portion remains" on a "cannot rise" question.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import numpy as np
 
+from index.query.phrases import words
 from index.text.sentence_spans import split, worded
 
 __all__ = ["answering", "closest", "split"]
@@ -66,7 +70,56 @@ def answering(
     return _with_qualifiers(text, spans, close)
 
 
-def closest(text: str, spans: Sequence[tuple[int, int]], cosines: np.ndarray, most: int = 2) -> list[tuple[int, int]]:
+# Two sentences of a paragraph that share a run of this many words state one rule for two cases ("If part or all of a
+# bonus is lost due to a “cannot rise” limit, it does not count against any future penalties ..." / "If part or all
+# of a bonus is lost due to a maximum, the lost portion remains ..."): the question's own words say which case it asks.
+PARALLEL = 6
+
+
+def parallel(text: str, spans: Sequence[tuple[int, int]]) -> dict[int, int]:
+    """Pairs of sentences (both ways) that share a run of ``PARALLEL`` words: one rule stated for two cases."""
+    return dict(_parallel(text, tuple(spans)))
+
+
+@lru_cache(maxsize=4096)
+def _parallel(text: str, spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """``parallel``, cached: a fact about the paragraph, read again by every question that quotes it."""
+    said = [words(text[a:b]) for a, b in spans]
+    runs = [{tuple(w[k : k + PARALLEL]) for k in range(len(w) - PARALLEL + 1)} for w in said]
+    pairs: dict[int, int] = {}
+    for i in range(len(runs)):
+        for j in range(i + 1, len(runs)):
+            if runs[i] & runs[j] and i not in pairs and j not in pairs:
+                pairs[i], pairs[j] = j, i
+    return tuple(pairs.items())
+
+
+def case_asked(
+    text: str, spans: Sequence[tuple[int, int]], marked: set[int], tokens: Sequence[tuple[str, int, int]],
+    weight: Mapping[str, float],
+) -> set[int]:
+    """``marked``, with a sentence of a parallel pair (``parallel``) swapped for its partner when only the partner
+    holds question terms the other lacks: the case the question asks about. A question that names both cases ("the
+    difference between a maximum and a 'cannot rise' cap") is left to the meaning."""
+    pairs = parallel(text, spans) if len(spans) > 1 else {}
+    if not pairs:
+        return marked
+    found = [{t for t, s, e in tokens if a <= s and e <= b and t in weight} for a, b in spans]
+    out = set(marked)
+    for k in marked:
+        j = pairs.get(k)
+        if j is None or j in marked:
+            continue
+        mine, theirs = (sum(weight[t] for t in a - b) for a, b in ((found[k], found[j]), (found[j], found[k])))
+        if theirs > 0 and not mine:  # a question naming both cases is left to the meaning
+            out.discard(k)
+            out.add(j)
+    return out
+
+
+def closest(text: str, spans: Sequence[tuple[int, int]], cosines: np.ndarray, most: int = 2,
+            tokens: Sequence[tuple[str, int, int]] = (), weight: Mapping[str, float] | None = None,
+            ) -> list[tuple[int, int]]:
     """The sentence(s) of ``text`` closest in meaning to the question: ``spans`` are its sentences
     (``sentence_spans.worded``) and ``cosines`` the question's cosine with each, a sentence that rules given
     ``RULING`` more. The closest alone when it is ``CLEAR`` ahead of the next, else those within ``CLEAR`` of it
@@ -81,6 +134,8 @@ def closest(text: str, spans: Sequence[tuple[int, int]], cosines: np.ndarray, mo
     close = {k for k, c in enumerate(score) if c >= best - CLEAR}
     if len(close) > most:
         return []
+    if weight:
+        close = case_asked(text, spans, close, tokens, weight)
     return _with_qualifiers(text, list(spans), close)
 
 

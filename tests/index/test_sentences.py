@@ -4,6 +4,7 @@ paragraph an example illustrates, quoted with it."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from glossary.model import parent_item
 from index.build import vectors
 from index.engine import Engine
 from index.query.passages import companion, lead_in
-from index.query.sentences import answering, closest, split
+from index.query.sentences import answering, case_asked, closest, parallel, split
 from index.text.sentence_spans import worded
 
 
@@ -283,6 +284,39 @@ def test_the_closest_sentence_is_marked_and_a_ruling_sentence_is_preferred_to_a_
     # one sentence, or cosines that do not match the sentences: no mark
     assert closest("One rule.", [(0, 9)], np.array([0.9])) == []
     assert closest(plain, spans, np.array([0.9])) == []
+
+
+def test_of_two_parallel_sentences_the_case_the_question_names_is_marked() -> None:
+    text = ("If a bonus is lost due to a cannot rise limit, it does not count against penalties. If a bonus is lost "
+            "due to a maximum, it counts against penalties. Apply the maximum last.")
+    spans = split(text)
+    assert parallel(text, spans) == {0: 1, 1: 0}
+
+    def toks(*words: str) -> list[tuple[str, int, int]]:
+        return [(w, m.start(), m.end()) for w in words for m in re.finditer(w, text)]
+
+    weight = {"rise": 1.0, "maximum": 1.0, "penalties": 1.0}
+    # the meaning chose the maximum sentence; the question says "cannot rise" and not "maximum": the other case
+    assert case_asked(text, spans, {1}, toks("rise", "penalties"), weight) == {0}
+    # it names both, or neither: the meaning's choice stands
+    assert case_asked(text, spans, {1}, toks("rise", "maximum"), weight) == {1}
+    assert case_asked(text, spans, {1}, toks("penalties"), weight) == {1}
+    assert parallel("One rule here. Another unrelated one.", split("One rule here. Another unrelated one.")) == {}
+
+
+def test_the_cannot_rise_question_is_not_pointed_at_the_maximum_case(engine: Engine) -> None:
+    """A player who reads only the mark must not read the opposite ruling: "he takes -2, is he 3 or 5" under a
+    "cannot rise" limit is settled by the "cannot rise" sentence of the Raise/rise example, and the sentence beside
+    it (a maximum) says the opposite."""
+    hit = engine.search("dude is 4F, +3 from an item but his force cannot rise above 5. later he takes -2. is he 3 "
+                        "or 5?")[0]
+    assert hit.entry.id == "glossary:raise-rise"
+    passages = [(hit.paragraph, hit.sentence_spans)]
+    if hit.companion:
+        passages.append((hit.companion.paragraph, hit.companion.sentence_spans))
+    marked = [hit.entry.paragraphs[p][a:b] for p, spans in passages for a, b in spans]
+    assert any("“cannot rise” limit, it does not count against" in m for m in marked), marked
+    assert not any("due to a maximum" in m for m in marked), marked
 
 
 def test_the_sentence_that_qualifies_the_closest_comes_with_it() -> None:
