@@ -42,6 +42,15 @@ _QUALIFIES = re.compile(
     r"[\"'“‘(\[]*(?:however|but|unless|except|note that|in that case)\b", re.IGNORECASE
 )
 
+
+def question_terms(
+    spans: Sequence[tuple[int, int]], tokens: Sequence[tuple[str, int, int]], weight: Mapping[str, float]
+) -> list[set[str]]:
+    """Per sentence (``spans``), the distinct question terms it holds (``tokens``: the paragraph's analysed terms
+    with offsets; ``weight``: the question's terms)."""
+    return [{t for t, s, e in tokens if a <= s and e <= b and t in weight} for a, b in spans]
+
+
 def answering(
     text: str, tokens: Sequence[tuple[str, int, int]], weight: Mapping[str, float], most: int = 2
 ) -> list[tuple[int, int]]:
@@ -57,10 +66,7 @@ def answering(
     spans = worded(text)
     if len(spans) < 2:
         return []
-    scores = []
-    for a, b in spans:
-        terms = {t for t, s, e in tokens if a <= s and e <= b and t in weight}
-        scores.append(sum(weight[t] for t in terms))
+    scores = [sum(weight[t] for t in terms) for terms in question_terms(spans, tokens, weight)]
     best = max(scores)
     if best <= 0:
         return []
@@ -104,7 +110,7 @@ def case_asked(
     pairs = parallel(text, spans) if len(spans) > 1 else {}
     if not pairs:
         return marked
-    found = [{t for t, s, e in tokens if a <= s and e <= b and t in weight} for a, b in spans]
+    found = question_terms(spans, tokens, weight)
     out = set(marked)
     for k in marked:
         j = pairs.get(k)
