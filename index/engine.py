@@ -28,7 +28,7 @@ from index.build import rebuild, store, vectors
 from index.build.progress import Progress, silent
 from index.build.rebuild import ReloadFailed, ReloadRefused, with_model
 from index.build.state import State, build_state
-from index.query import history, names, passages, ranking
+from index.query import ban_question, history, names, passages, ranking
 from index.query.overlay import BaseStats, Kept, Meaning, Overlay, build_overlay
 from index.results import BannedResult, ChangeRecord, DefineResult, Hit
 from index.text import embedding
@@ -363,6 +363,11 @@ class Engine:
     def banned(self, card: str) -> BannedResult:
         """Is this card on the banned list? Exact or close spelling counts; near misses are offered."""
         return history.banned(self._st, card)
+
+    def banned_asked(self, question: str) -> BannedResult | None:
+        """``banned`` for the card a free-text ban question names ("is Hida Kisada banned in OH?"); None when the
+        question is not one (``index.query.ban_question``)."""
+        return ban_question.banned_asked(self._st, question)
 
     def banned_list(self) -> list[BannedResult]:
         """Every banned-list record in document order, with the date it was banned where known."""

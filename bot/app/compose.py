@@ -605,7 +605,7 @@ class Composer:
         title = f"Rules for: {' '.join(echo(question).split())}"
         if not hits:
             parts: list[str | object] = (
-                ["Nothing else in the rules answers it closely on that day."] if answered else
+                [f"Nothing else in the rules answers it closely{' on that day' if self.day else ''}."] if answered else
                 ["No rules text answers that question closely. Try other words, or ", code("/define"), " a term."])
             if near:
                 parts.append("\nNearest terms: ")

@@ -15,7 +15,7 @@ from datetime import date
 from importlib import metadata
 from typing import TYPE_CHECKING
 
-from bot.app import commands, dated
+from bot.app import ban_verdict, commands, dated
 from bot.app.answer import Answer, Fact, Group, Line, Note, Run, code, runs, strong
 from bot.app.commands import ABOUT, BY_LETTER, CHANGES, ENTRY, HELP, HISTORY, RULE
 from bot.app.compose import ASK_LIMIT, NEAR_LIMIT, Composer, echo
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from bot.app.settings import Settings
     from index.engine import Engine
     from index.query.overlay import Overlay
+    from index.results import BannedResult
 
 QUERY_LIMIT = 300  # characters of a question we search on (a quoted message can be long)
 # /about's pointer to the privacy statement: PRIVACY_URL where the host published it, else the repository path.
@@ -202,15 +203,24 @@ class Judge:
         hits, near = self.engine.ask(question, limit=ASK_LIMIT, near=NEAR_LIMIT, overlay=self.overlay)
         hits, unplayed = self.view.hits(hits)  # the formats this server does not play are left out, and said
         day, left, early = self.composer.day, [], []
+        asked = self._ban_asked(question)  # "is Hida Kisada banned?": /banned's answer leads
+        hits = ban_verdict.without_other_cards(asked, hits, self.lookup)
+        status = ban_verdict.verdict(asked, hits, day)
         if day:  # as of a day: a result that came later is not quoted as in force
             early = dated.not_yet_banned_notes(hits, day)
             hits, left = dated.sift_hits(hits, day)
-        answer = noted(self.composer.ask(question, hits, near, answered=bool(early)), unplayed)
+        answer = noted(self.composer.ask(question, hits, near, answered=bool(early) or status is not None), unplayed)
         if left:
             dated.add_note(answer, dated.left_out_note(left, day or ""))
-        for note in reversed(early):  # the banned list's answer on that day leads
+        for note in reversed([*early, *([status] if status else [])]):  # the banned list's answer leads
             dated.add_note(answer, note)
         return answer
+
+    def _ban_asked(self, question: str) -> BannedResult | None:
+        """``/banned``'s answer for the card a ban question names, from the banned lists this server plays."""
+        played, _unplayed = self.view.banned_lists(self.engine.corpus)
+        result = self.engine.banned_asked(question) if played else None
+        return self.view.banned(result)[0] if result is not None else None
 
     def rule(self, ref: str, as_of: str | None = None) -> Answer:
         if as_of and as_of.strip():

@@ -45,6 +45,7 @@ KIND_PRIORITY = {
 SECTION_KINDS = ("section", "cardinal-rule", "guideline")
 ROMAN = re.compile(r"^\s*([IVXLC]+)\s*[.)]\s+", re.IGNORECASE)
 _LETTER = re.compile(r"^\s*([A-Z])\s*[.)]\s+")
+_LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z]+(?![\w'’-])")  # a word written in lower case
 CODE = re.compile(r"^[IVXLC]+(?:\.[A-Z])?$")  # a section number: "II", "II.F"
 
 CompleteKey = tuple[str, int, int, str]  # (word-start suffix of a name, 0 = name start / 1 = inner word, order, id)
@@ -121,6 +122,10 @@ class State:
     section_names: Completer = field(default_factory=lambda: Completer([], {}))
     banned_names: list[str] = field(default_factory=list)
     banned_ids: list[str] = field(default_factory=list)  # parallel to banned_names
+    # stems of the words the rules use as words, not names: written in lower case in any text, or in the title of
+    # an entry that is not a banned card ("second", "experienced", "personalities"); ``ban_question`` reads a
+    # phrase made of these alone as a situation, not a card's name
+    rule_words: frozenset[str] = frozenset()
     changes: list[ChangeRecord] = field(default_factory=list)  # newest first
     # YYYY-MM-DD -> the update-log records dated that day, corpus order: a day a question names names them
     # (``ranking._dated``)
@@ -359,6 +364,12 @@ def _build_sections(st: State) -> None:
 
 
 def _build_banned(st: State) -> None:
+    rule_words: set[str] = set()
+    for e in st.corpus.entries:
+        rule_words.update(stem(w) for p in e.paragraphs for w in _LOWER_WORD.findall(p))
+        if e.kind not in ("banned", "update"):
+            rule_words.update(stem(w) for w in fold(e.title).split())
+    st.rule_words = frozenset(rule_words)
     for e in st.corpus.entries:
         if e.kind != "banned":
             continue

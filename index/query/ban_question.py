@@ -1,0 +1,123 @@
+"""The card a free-text question asks the banned list about: "is Hida Kisada banned in Obsidian Hand?".
+
+``/banned`` is given a card; ``/ask`` is given a sentence. A ban question that names a card the list does not
+hold has no banned line to quote, so the search alone answers it with whatever text mentions the card (Hida
+Kisada's line in *Deck Restrictions*) or with other cards' banned lines, and never says what ``/banned`` says:
+the card is not named on the list. This reads the card's name out of the few ways players ask about a ban, so
+the application can put ``/banned``'s verdict first.
+
+It is deliberately narrow: a name is read only from a sentence shaped as a ban question, and only when it looks
+like a card's name rather than a rule ("is it legal to attack with a bowed personality" names no card). A
+question it does not read is answered by the search alone, as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+from index.build.state import State
+from index.query import history
+from index.results import BannedResult
+from index.text.analysis import STOPS, fold, stem
+
+# The format the list belongs to, as players name it: "obsidian hand", "OH", "the obsidian hand ruleset".
+_FORMAT = r"(?:the\s+)?(?:obsidian\s+hand|obsidian|oh)(?:\s+(?:ruleset|rules|format|tournaments?|play))?"
+# What may follow the ban word: the format, "right now", "still", a question mark.
+_TAIL = (
+    rf"(?:\s+(?:in|for|under|by|on)\s+{_FORMAT})?"
+    r"(?:\s+(?:right\s+now|now|still|anymore|any\s+more|currently|yet|today|or\s+not))?\s*[?.!]*\s*$"
+)
+_BANNED = (
+    r"(?:banned|legal|illegal|forbidden|restricted|allowed|unbanned"
+    r"|on\s+the\s+(?:(?:obsidian\s+hand|oh)\s+)?(?:banned|ban)\s+list)"
+)
+_ADVERB = r"(?:(?:still|now|currently|ever|actually|even|really|already|officially)\s+)?"
+_LEAD = r"^(?:(?:hey|so|ok|okay|quick\s+question|question)[,:]?\s+)?(?:judge[,:]?\s+)?"
+_NAME = r"(?P<name>[^?!.;:]+?)"
+_SHAPES = [
+    # "is Hida Kisada banned (in OH)?", "are the Koan cards legal", "is X on the banned list"
+    re.compile(rf"{_LEAD}(?:is|are|was|were|isn'?t|aren'?t)\s+{_NAME}\s+{_ADVERB}{_BANNED}{_TAIL}", re.I),
+    # "has Hida Kisada (ever) been banned"
+    re.compile(rf"{_LEAD}(?:has|have)\s+{_NAME}\s+{_ADVERB}been\s+(?:banned|unbanned|restricted){_TAIL}", re.I),
+    # "did they ban Hida Kisada", "does OH ban Hida Kisada"
+    re.compile(
+        rf"{_LEAD}(?:did|does|do|will|would)\s+(?:they|you|aeg|oh|obsidian\s+hand|the\s+(?:obsidian\s+hand\s+)?"
+        rf"(?:ruleset|format|list|banned\s+list))\s+{_ADVERB}(?:ban|unban|restrict|allow)\s+{_NAME}{_TAIL}",
+        re.I,
+    ),
+    # "why was Hida Kisada banned", "when did Hida Kisada get banned"
+    re.compile(rf"{_LEAD}(?:why|when)\s+(?:is|was|were|did)\s+{_NAME}\s+(?:get\s+|become\s+)?{_BANNED}{_TAIL}",
+               re.I),
+    # "Hida Kisada banned?"; "hida kisada legal in OH?" (a bare "phoenix alignment legal?" asks of a situation)
+    re.compile(rf"{_LEAD}{_NAME}\s+(?:is\s+|still\s+)?banned{_TAIL}", re.I),
+    re.compile(rf"{_LEAD}{_NAME}\s+(?:is\s+|still\s+)?(?:legal|illegal)\s+(?:in|for|under)\s+{_FORMAT}"
+               r"\s*[?.!]*\s*$", re.I),
+    # "can I play Hida Kisada in Obsidian Hand?": legality in the format, which is the list's question
+    re.compile(rf"{_LEAD}(?:can|may)\s+i\s+(?:still\s+)?(?:play|run|use|include)\s+{_NAME}\s+(?:in|for|under)\s+"
+               rf"{_FORMAT}\s*[?.!]*\s*$", re.I),
+]
+# Words no card name asked about holds: a pronoun or a word that makes the phrase a situation, not a name ("it",
+# "attacking with a bowed personality", "4 copies of a card").
+_NOT_IN_NAMES = frozenset(
+    " ".join((
+        "it its this that these those they them he she him her i me my we us you your mine",
+        "with to from at by if when while during after before into onto against without because than",
+        "which what who how why where is are was were be been get gets got put or",
+        "copy copies deck decks proxy proxies rule rules action actions",
+    )).split()
+)
+_ARTICLE = re.compile(r"^(?:the\s+|my\s+|a\s+|an\s+)?(?:cards?\s+)?", re.I)
+_CARD_WORD = re.compile(r"\s+cards?$", re.I)
+MAX_NAME_WORDS = 6
+
+
+def asked_name(st: State, question: str) -> str | None:
+    """The name as the question spells it, when the question is shaped as a ban question and what it asks about
+    is a few words with no pronoun or word of situation in them ("it", "with", "copies"); else None."""
+    text = " ".join((question or "").replace("’", "'").replace("`", "").replace('"', "").split())
+    for shape in _SHAPES:
+        m = shape.match(text)
+        if m:
+            name = _CARD_WORD.sub("", _ARTICLE.sub("", m["name"].strip(" ,'")))
+            words = fold(name).split()
+            if not words or len(words) > MAX_NAME_WORDS or any(w.isdigit() for w in words):
+                return None
+            if _NOT_IN_NAMES.intersection(words) or all(w in STOPS for w in words):
+                return None
+            return name
+    return None
+
+
+def _unlisted_card(st: State, name: str, question: str) -> bool:
+    """Whether a name the list does not hold is a card's name, so "not named on the banned list" may be said of
+    it: not something the sources define ("terrain", "strongholds"), not mostly the rules' own words ("a second
+    terrain", "phoenix alignment", "crane clan stronghold"), with no name word of a banned card ("the Nanashi
+    village stronghold" is Nanashi Mura, "Koans hat" Koan's Jingasa, "the black lion stronghold" House of the
+    Black Lion: the search finds those), nor said with a banned card's whole name ("is the Hantei emperor
+    personality banned": Hantei is)."""
+    said = f" {fold(question)} "
+    if any(f" {banned} " in said for banned in st.banned_names):
+        return False
+    key = fold(name)
+    words = key.split()
+    if key in st.exact or key.replace(" ", "") in st.exact or " ".join(stem(w) for w in words) in st.stemmed:
+        return False
+    content = [w for w in words if w not in STOPS]
+    names = [w for w in content if stem(w) not in st.rule_words]
+    if 2 * len(names) <= len(content):
+        return False
+    listed = {stem(w) for banned in st.banned_names for w in banned.split() if w not in STOPS}
+    return not listed.intersection(stem(w) for w in names)
+
+
+def banned_asked(st: State, question: str) -> BannedResult | None:
+    """``/banned``'s answer for the card the question asks about, or None when it names none. A card found on the
+    list (or several sharing the words) is always answered; "not on the list" only for a name that is a card's."""
+    if not st.banned_names:
+        return None
+    name = asked_name(st, question)
+    if not name:
+        return None
+    result = history.banned(st, name)
+    found = result.record is not None or bool(result.matches) or result.how == "other-version"
+    return result if found or _unlisted_card(st, name, question) else None
