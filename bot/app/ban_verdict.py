@@ -19,8 +19,6 @@ from glossary.kinds import SOURCE_LABELS
 from glossary.model import Entry
 from index.results import BannedResult, Hit
 
-NEAR_SHOWN = 3  # closest banned names in the note (``/banned`` gives five)
-
 
 def verdict(result: BannedResult | None, hits: Sequence[Hit], day: str | None = None) -> Note | None:
     """The note for ``result`` (``Engine.banned_asked``, filtered to the formats played), or None when there is
@@ -53,8 +51,10 @@ def verdict(result: BannedResult | None, hits: Sequence[Hit], day: str | None = 
 
 
 def _not_named(result: BannedResult) -> Note:
-    """What ``/banned`` says of a card the list does not name, shortened: the list's bans by kind of card and
-    the closest names are said too, since the card may be one of those."""
+    """What ``/banned`` says of a card the list does not name, shortened: the list's bans by kind of card are
+    said too, since the card may be one of those. ``/banned``'s closest names are not: a name said here shares no
+    name word with a banned card (``index.query.ban_question``), so the closest by spelling are other cards
+    ("kisada" is nearest "Isawa Tadaka")."""
     parts: list[object] = [f"“{echo(result.query)}” is not named on {SOURCE_LABELS['obsidian-hand']}'s banned list."]
     if result.how == "other-version" and result.near:
         parts += [" The list names ", strong(result.near[0].title), " with no experience level; the experienced "
@@ -62,9 +62,6 @@ def _not_named(result: BannedResult) -> Note:
     kinds = [e for e in result.kinds if e not in result.near]
     if kinds:
         parts += [" It also bans by kind of card: ", *bold_list([e.title for e in kinds], "; "), "."]
-    near = [e for e in result.near if e not in kinds][:NEAR_SHOWN]
-    if near and result.how != "other-version":
-        parts += [" Closest banned names: ", *bold_list([e.title for e in near]), "."]
     return _note(*parts)
 
 

@@ -681,6 +681,12 @@ class Composer:
         if pair is not None and paragraph < pair.paragraph < len(entry.paragraphs):  # its example follows it
             blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
             blocks.append(self.citation(entry, pair.paragraph, role="hit"))
+        listed = self.in_force([c for c in self.children(entry.id) if c.kind == "banned"] if entry.kind == "section"
+                               else [])
+        if listed:  # "what cards are banned in OH?" finds the list's heading, whose own text names no card
+            blocks.append(Line(runs(f"The list under it has {len(listed)} lines; ", code("/banned"),
+                                    " shows them all, grouped as printed, with the date each was banned."),
+                               role="status"))
         results = shown or {}
         for rel in self.relations(entry, paragraph, role="hit"):
             other, _quoted = results.get(rel.entry.id, (number, None))

@@ -146,3 +146,14 @@ def test_the_card_is_read_from_the_ways_players_ask_about_a_ban(engine: Engine, 
     result = engine.banned_asked(question)
     assert result is not None and result.query == name
     assert engine.banned_asked(f"what does {name} do in a battle") is None  # not a ban question
+
+
+def test_the_lists_heading_found_by_ask_points_at_the_whole_list(judge: Judge) -> None:
+    """"what cards are banned in OH" quoted only the heading's "The following cards are not allowed to be included
+    in the Play Deck:", naming no card."""
+    text = to_text(judge.ask("what cards are banned in OH"))
+    whole = to_text(judge.banned())
+    assert "The list under it has 25 lines; /banned shows them all" in text
+    assert sum(line.startswith("- ") for line in whole.splitlines()) == 25  # the count /banned lists
+    earlier = to_text(judge.ask("what cards are banned in OH", as_of="2015-10-10"))  # two came later
+    assert "The list under it has 23 lines" in earlier
