@@ -94,6 +94,9 @@ PARAGRAPHS_ONLY = {
     # 70 (40 glossary, 30 Obsidian Hand in 52 entries; 53 past the entry's first paragraph) in three voices (a
     # judge checking the format, a player at the table, a new player asking what a word means); committed with 28p
     "2026-11-28s": HERE / "heldout_paragraphs_2026-11-28s.json",
+    # 70 (40 glossary, 30 Obsidian Hand; ten with a rule and its example or a list and its item), players' words;
+    # committed before anything of session 33 was scored on it
+    "2026-11-28v": HERE / "heldout_paragraphs_2026-11-28v.json",
 }
 # Unanswerable sets written without an answerable half of their own: scored for "unsure" only.
 UNANSWERABLE_ONLY = {
@@ -114,6 +117,9 @@ UNANSWERABLE_ONLY = {
     "2026-11-28n": HERE / "unanswerable_2026-11-28n.json",
     # the same kinds and instructions; committed with 2026-11-28p
     "2026-11-28q": HERE / "unanswerable_2026-11-28q.json",
+    # 36 near a covered topic (36 entries, 16 Obsidian Hand), 18 in-domain but uncovered, 6 off-topic; committed
+    # with 2026-11-28v
+    "2026-11-28w": HERE / "unanswerable_2026-11-28w.json",
 }
 # Since 2026-11-27 (night) the questions of these sets are kept (``python -m index.build.fold``): the paragraph
 # sets' in ``index/asked.json``, the unanswerable sets' in ``index/unanswered.json``. Their figures are in-sample
@@ -129,7 +135,7 @@ READ = ("2026-11-27o", "2026-11-27p", "2026-11-27r", "2026-11-27t", "2026-11-28a
         "2026-11-28h", "2026-11-28k", "2026-11-28n")
 # Sets whose misses are not printed: they stay blind for the next change (their figures are printed).
 UNREAD = ("2026-11-28e", "2026-11-28f", "2026-11-28i", "2026-11-28l", "2026-11-28m", "2026-11-28p", "2026-11-28q",
-          "2026-11-28s")
+          "2026-11-28s", "2026-11-28v", "2026-11-28w")
 # Since 2026-11-27 (later) the unanswerable questions of these pairs are kept as not covered
 # (index/unanswered.json): their "unsure" figure is in-sample; ``left_out`` gives it with each file left out.
 KEPT_AS_NOT_COVERED = ("2026-11-26", "2026-11-27", "2026-11-27b", "2026-11-27c")
