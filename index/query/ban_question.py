@@ -69,14 +69,17 @@ _NOT_IN_NAMES = frozenset(
 _ARTICLE = re.compile(r"^(?:the\s+|my\s+|a\s+|an\s+)?(?:cards?\s+)?", re.I)
 _CARD_WORD = re.compile(r"\s+cards?$", re.I)
 MAX_NAME_WORDS = 6
+_SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=\.)\s+(?=[A-Za-z])")
 
 
 def asked_name(st: State, question: str) -> str | None:
     """The name as the question spells it, when the question is shaped as a ban question and what it asks about
     is a few words with no pronoun or word of situation in them ("it", "with", "copies"); else None."""
     text = " ".join((question or "").replace("’", "'").replace("`", "").replace('"', "").split())
-    for shape in _SHAPES:
-        m = shape.match(text)
+    # each sentence on its own: "is block supply lines banned in OH? can i run it"
+    sentences = [t for t in _SENTENCE_END.split(text) if t.strip()]
+    for shape, sentence in ((shape, sentence) for sentence in sentences for shape in _SHAPES):
+        m = shape.match(sentence)
         if m:
             name = _CARD_WORD.sub("", _ARTICLE.sub("", m["name"].strip(" ,'")))
             words = fold(name).split()

@@ -215,6 +215,7 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
     if not key:
         return []
     ranked = st.section_keys.get(key, []) + st.section_keys.get(key.replace(" ", ""), [])
+    ranked += _numbered_and_named(st, ref)
     # word-boundary prefixes: "cardinal rule 2" -> "cardinal rule 2 cards vs cards"
     for s in st.sections:
         if s.key.startswith(key + " "):
@@ -265,6 +266,29 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
             h.by_text = True  # the answer must say no section has that name
         hits += extra[: limit - len(hits)]
     return hits
+
+
+_CODE_THEN_NAME = re.compile(r"^\s*(?:section\s+)?([IVXLC]+\s*\.\s*[A-Z]|[IVXLC]+)\b[\s.:–—-]+(.+)$", re.IGNORECASE)
+
+
+def _numbered_and_named(st: State, ref: str) -> list[str]:
+    """The section a reference gives both the number and the name of, as the ruleset prints them ("II.C Maximum
+    Hand Size", "II. F - Deck Constructions"): the section of that number whose name holds the words given. A
+    number and a name that disagree name nothing here (the number alone is answered by the other rules)."""
+    m = _CODE_THEN_NAME.match(ref or "")
+    if not m:
+        return []
+    code = re.sub(r"\s+", "", m[1]).upper()
+    words = {stem(w) for w in fold(m[2]).split() if w not in STOPS}
+    if not words:
+        return []
+    return [
+        s_id
+        for section in st.sections
+        if words <= section.stems
+        for s_id in section.ids
+        if any(a.upper() == code for a in st.by_id[s_id].aliases)
+    ]
 
 
 def _section_code(ref: str) -> str:

@@ -140,6 +140,9 @@ def test_a_mention_typed_as_the_card_is_echoed_without_pinging(judge: Judge) -> 
         ("can i play the hida kisada card in obsidian hand", "hida kisada"),
         ("judge, is Doji Hoturi on the banned list?", "Doji Hoturi"),
         ("is gozoku still banned in OH?", "gozoku"),
+        # a second sentence after the ban question (the sixteenth judge set, 2026-11-28u, missed it)
+        ("is block supply lines banned in obsidian hand? can i run it", "block supply lines"),
+        ("quick q. is Hida Kisada banned", "Hida Kisada"),
     ],
 )
 def test_the_card_is_read_from_the_ways_players_ask_about_a_ban(engine: Engine, question: str, name: str) -> None:

@@ -115,3 +115,20 @@ def test_a_section_found_by_name_lists_no_entries_found_by_a_word_of_their_text(
     labels = [link.label for link in answer.links]
     assert "Also: Dishonor Victory" in labels
     assert not [label for label in labels if "Performing" in label or label == "Also: This"], labels
+
+
+@pytest.mark.parametrize(
+    ("ref", "title"),
+    [
+        ("II.C Maximum Hand Size", "C. Maximum Hand Size"),
+        ("II.F Deck Constructions and Restrictions", "F. Deck Constructions and Restrictions"),
+        ("II. F - Deck Constructions", "F. Deck Constructions and Restrictions"),
+    ],
+)
+def test_a_section_given_by_its_number_and_name_is_that_section(judge: Judge, ref: str, title: str) -> None:
+    """"/rule II.C Maximum Hand Size" (the sixteenth judge set, 2026-11-28u) showed the section under "No section is
+    named “II.C Maximum Hand Size”; the closest by its words is C. Maximum Hand Size"."""
+    text = to_text(judge.rule(ref))
+    assert text.startswith(title) and "No section is named" not in text
+    mixed = to_text(judge.rule("II.C Deck Construction"))  # a number and a name that disagree: said
+    assert "No section is named “II.C Deck Construction”" in mixed
