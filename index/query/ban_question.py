@@ -94,7 +94,8 @@ def asked_name(st: State, question: str) -> str | None:
 def _unlisted_card(st: State, name: str, question: str) -> bool:
     """Whether a name the list does not hold is a card's name, so "not named on the banned list" may be said of
     it: not something the sources define ("terrain", "strongholds"), not mostly the rules' own words ("a second
-    terrain", "phoenix alignment", "crane clan stronghold"), with no name word of a banned card ("the Nanashi
+    terrain", "crane clan stronghold"; "superior tactics", half of them, is a card) nor a practice ("gold
+    splitting"), with no name word of a banned card ("the Nanashi
     village stronghold" is Nanashi Mura, "Koans hat" Koan's Jingasa, "the black lion stronghold" House of the
     Black Lion: the search finds those), nor said with a banned card's whole name ("is the Hantei emperor
     personality banned": Hantei is)."""
@@ -107,8 +108,8 @@ def _unlisted_card(st: State, name: str, question: str) -> bool:
         return False
     content = [w for w in words if w not in STOPS]
     names = [w for w in content if stem(w) not in st.rule_words]
-    if 2 * len(names) <= len(content):
-        return False
+    if 2 * len(names) < len(content) or not names or any(w.endswith("ing") for w in content):
+        return False  # "gold splitting" is a practice, not a card
     listed = {stem(w) for banned in st.banned_names for w in banned.split() if w not in STOPS}
     return not listed.intersection(stem(w) for w in names)
 

@@ -74,6 +74,22 @@ def named_days(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?(\d{{4}})\b", re.IGNORECASE)
+_NUMERIC_MONTH = re.compile(r"(?<![\d/.-])(\d{1,2})/(\d{4})\b")
+
+
+def named_months(text: str) -> frozenset[str]:
+    """The months a question names without a day, as YYYY-MM: "the Dec 2015 update", "January of 2016", "10/2015".
+    The update log dates its records by day; a judge names them by month as often ("what did the January 2016
+    update change?")."""
+    found: set[tuple[int, int]] = set()
+    for m in _MONTH_YEAR.finditer(text[:MAX_QUERY_CHARS]):
+        found.add((int(m.group(2)), MONTHS[m.group(1).lower()]))
+    for m in _NUMERIC_MONTH.finditer(text[:MAX_QUERY_CHARS]):
+        found.add((int(m.group(2)), int(m.group(1))))
+    return frozenset(f"{year:04d}-{month:02d}" for year, month in found if 1 <= month <= 12)
+
+
 def check_source(source: str) -> str:
     if source not in SOURCE_LABELS:
         raise ValueError(f"unknown source {source!r} (use one of: {', '.join(SOURCE_LABELS)})")

@@ -56,9 +56,9 @@ def search_with_evidence(
             # first for the condition the question sets: the sentence that forbids is the one that answers
             forbids = reorder.forbidding(st, entries[n], hit.paragraph, ev.condition_words)
             hit.sentence_spans = forbids or hit.sentence_spans
-        if chance is not None and ev is not None and (n in ev.dated or n in ev.answers_when):
-            # named by its date ("the 10/20/2015 update"), or the change a "when was X changed" question asks the
-            # date of: a lookup, as sure as a title said
+        if chance is not None and ev is not None and (n in ev.dated or n in ev.answers_when or n in ev.in_months):
+            # named by its date ("the 10/20/2015 update") or month ("the Dec 2015 update"), or the change a "when was
+            # X changed" question asks the date of: a lookup, as sure as a title said
             hit.confidence = 1.0
         elif chance is not None:
             hit.confidence = float(chance[n])

@@ -144,6 +144,9 @@ class Evidence:
     choose: np.ndarray | None = None
     shaped: bool = False  # a lookup's shape put the first rows there (``rank``): they quote what it would
     dated: frozenset[int] = frozenset()  # the update-log records dated on a day the question names (``_dated``)
+    # the records dated in a month a change question names ("the Dec 2015 update"): a month may hold several (four in
+    # October 2015), so they are not put first as a day's record is; the one the ranking finds answers surely
+    in_months: frozenset[int] = frozenset()
     asks_when: bool = False  # the question says "when", "date"... (``answers_when``)
     # the update-log records that changed an entry a "when was it changed" question names: each answers by its date,
     # as a record named by its date does (``_changed_first``)
@@ -219,6 +222,7 @@ def _word_evidence(
     exact = np.zeros(lex.n_entries, dtype=np.float32)
     named, names_only, whole = _named(st, raw_words)
     dated = _dated(st, parsing.named_days(question or ""))
+    in_months = _dated_in(st, parsing.named_months(question or "")) if CHANGE_WORDS.intersection(raw_words) else set()
     for n in named | dated:
         exact[n] = 1.0
     ev = Evidence(
@@ -243,6 +247,7 @@ def _word_evidence(
         named_whole=frozenset(whole),
         said=quotes.words(question or "", parsing.MAX_QUERY_WORDS * 4),
         dated=frozenset(dated),
+        in_months=frozenset(in_months),
     )
     if sums:
         ev.word_sums = (DEFAULT, CHOOSE, *_word_sums(st, ev, DEFAULT, CHOOSE))
@@ -858,6 +863,11 @@ def _naming_paragraph(record: Entry, named: set[str]) -> int | None:
 def _dated(st: State, days: frozenset[str]) -> set[int]:
     """The update-log records dated on one of ``days``: a date names its record as its title does."""
     return {n for day in days for n in st.records_on.get(day, ())}
+
+
+def _dated_in(st: State, months: frozenset[str]) -> set[int]:
+    """The update-log records dated in one of ``months`` (YYYY-MM): a question about "the Dec 2015 update"."""
+    return {n for day, records in st.records_on.items() if day[:7] in months for n in records} if months else set()
 
 
 def _changed_first(st: State, ev: Evidence, fused: np.ndarray) -> list[tuple[int, int, float]]:

@@ -103,6 +103,7 @@ def test_an_experienced_version_of_a_card_listed_with_no_level(judge: Judge) -> 
         "Is the Black Lion stronghold allowed?",  # House of the Black Lion, in other words
         "Is the Nanashi village stronghold banned?",  # Nanashi Mura
         "Is Koans hat legal?",  # Koan's Jingasa
+        "Is gold splitting allowed in Obsidian Hand?",  # a practice the guidelines forbid, not a card
         "what does target mean",
     ],
 )
@@ -143,6 +144,8 @@ def test_a_mention_typed_as_the_card_is_echoed_without_pinging(judge: Judge) -> 
         # a second sentence after the ban question (the sixteenth judge set, 2026-11-28u, missed it)
         ("is block supply lines banned in obsidian hand? can i run it", "block supply lines"),
         ("quick q. is Hida Kisada banned", "Hida Kisada"),
+        # half the words the rules use too ("Tactical"): still a card's name (2026-11-28x)
+        ("superior tactics legal in OH? wanna slot 3", "superior tactics"),
     ],
 )
 def test_the_card_is_read_from_the_ways_players_ask_about_a_ban(engine: Engine, question: str, name: str) -> None:
