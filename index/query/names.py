@@ -268,18 +268,30 @@ def section(st: State, ref: str, limit: int = 5) -> list[Hit]:
     return hits
 
 
+_PRINTED_HEADING = re.compile(r"^\s*([IVXLC]+)\s*\.\s*[^–—-]*[–—-]\s*([A-Z])\s*[.)]\s+(.+)$", re.IGNORECASE)
 _CODE_THEN_NAME = re.compile(r"^\s*(?:section\s+)?([IVXLC]+\s*\.\s*[A-Z]|[IVXLC]+)\b[\s.:–—-]+(.+)$", re.IGNORECASE)
 
 
 def _numbered_and_named(st: State, ref: str) -> list[str]:
-    """The section a reference gives both the number and the name of, as the ruleset prints them ("II.C Maximum
-    Hand Size", "II. F - Deck Constructions"): the section of that number whose name holds the words given. A
+    """The section a reference gives both the number and the name of ("II.C Maximum Hand Size", "II. F - Deck
+    Constructions", or as printed, "II. THE PLAYER – B. Family Honor"; a part's own printed heading, "II. THE
+    PLAYER", is the sections under it, as "II" is): the section of that number whose name holds the words given. A
     number and a name that disagree name nothing here (the number alone is answered by the other rules)."""
+    part = fold(ref or "")
+    numeral = re.match(r"\s*([IVXLC]+)\b", ref or "", re.IGNORECASE)
+    if numeral and any(e.section and fold(e.section[0]) == part for e in st.corpus.entries):
+        code = numeral[1].upper()  # the part's own heading: what its number names
+        return [e.id for e in st.corpus.entries if e.kind in SECTION_KINDS
+                and any(a.upper() == code or a.upper().startswith(code + ".") for a in e.aliases)]
+    printed = _PRINTED_HEADING.match(ref or "")
     m = _CODE_THEN_NAME.match(ref or "")
-    if not m:
+    if printed:  # "II. THE PLAYER – B. Family Honor", the heading as the ruleset prints it
+        code, name = f"{printed[1]}.{printed[2]}".upper(), printed[3]
+    elif m:
+        code, name = re.sub(r"\s+", "", m[1]).upper(), m[2]
+    else:
         return []
-    code = re.sub(r"\s+", "", m[1]).upper()
-    words = {stem(w) for w in fold(m[2]).split() if w not in STOPS}
+    words = {stem(w) for w in fold(name).split() if w not in STOPS}
     if not words:
         return []
     return [

@@ -123,6 +123,7 @@ def test_a_section_found_by_name_lists_no_entries_found_by_a_word_of_their_text(
         ("II.C Maximum Hand Size", "C. Maximum Hand Size"),
         ("II.F Deck Constructions and Restrictions", "F. Deck Constructions and Restrictions"),
         ("II. F - Deck Constructions", "F. Deck Constructions and Restrictions"),
+        ("II. THE PLAYER – B. Family Honor", "B. Family Honor"),  # as printed (the seventeenth judge set, 28x)
     ],
 )
 def test_a_section_given_by_its_number_and_name_is_that_section(judge: Judge, ref: str, title: str) -> None:
@@ -132,3 +133,11 @@ def test_a_section_given_by_its_number_and_name_is_that_section(judge: Judge, re
     assert text.startswith(title) and "No section is named" not in text
     mixed = to_text(judge.rule("II.C Deck Construction"))  # a number and a name that disagree: said
     assert "No section is named “II.C Deck Construction”" in mixed
+
+
+def test_a_parts_printed_heading_is_the_part(judge: Judge) -> None:
+    """"/rule II. THE PLAYER" answered "No section is named “II. THE PLAYER”; the closest by its words is Turn"."""
+    part = [h.entry.id for h in judge.engine.section("II. THE PLAYER")]
+    assert part == [h.entry.id for h in judge.engine.section("II")]  # the sections under it, as for "II"
+    text = to_text(judge.rule("II. THE PLAYER"))
+    assert "No section is named" not in text and text.startswith("A. Clan Alignment")
