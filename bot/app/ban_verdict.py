@@ -59,7 +59,7 @@ def _not_named(result: BannedResult) -> Note:
     if result.how == "other-version" and result.near:
         parts += [" The list names ", strong(result.near[0].title), " with no experience level; the experienced "
                   "version asked about is not named on it."]
-    kinds = [e for e in result.kinds if e not in result.near]
+    kinds = list(result.kinds)
     if kinds:
         parts += [" It also bans by kind of card: ", *bold_list([e.title for e in kinds], "; "), "."]
     return _note(*parts)

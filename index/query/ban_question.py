@@ -19,13 +19,15 @@ from index.build.state import State
 from index.query import history
 from index.results import BannedResult
 from index.text.analysis import STOPS, fold, stem
+from index.text.english import is_word
 
 # The format the list belongs to, as players name it: "obsidian hand", "OH", "the obsidian hand ruleset".
 _FORMAT = r"(?:the\s+)?(?:obsidian\s+hand|obsidian|oh)(?:\s+(?:ruleset|rules|format|tournaments?|play))?"
 # What may follow the ban word: the format, "right now", "still", a question mark.
 _TAIL = (
     rf"(?:\s+(?:in|for|under|by|on)\s+{_FORMAT})?"
-    r"(?:\s+(?:right\s+now|now|still|anymore|any\s+more|currently|yet|today|or\s+not))?\s*[?.!]*\s*$"
+    r"(?:\s+(?:right\s+now|now|still|anymore|any\s+more|currently|yet|today|or\s+not|too|also|as\s+well))?"
+    r"\s*[?.!]*\s*$"
 )
 _BANNED = (
     r"(?:banned|legal|illegal|forbidden|restricted|allowed|unbanned"
@@ -72,33 +74,37 @@ MAX_NAME_WORDS = 6
 _SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=\.)\s+(?=[A-Za-z])")
 
 
-def asked_name(st: State, question: str) -> str | None:
-    """The name as the question spells it, when the question is shaped as a ban question and what it asks about
-    is a few words with no pronoun or word of situation in them ("it", "with", "copies"); else None."""
+def asked_name(question: str) -> str | None:
+    """The name as the question spells it, when a sentence of it is shaped as a ban question ("is block supply lines
+    banned in OH? can i run it") and what it asks about is a few words with no pronoun or word of situation in them
+    ("it", "with", "copies"); else None."""
     text = " ".join((question or "").replace("’", "'").replace("`", "").replace('"', "").split())
-    # each sentence on its own: "is block supply lines banned in OH? can i run it"
-    sentences = [t for t in _SENTENCE_END.split(text) if t.strip()]
-    for shape, sentence in ((shape, sentence) for sentence in sentences for shape in _SHAPES):
-        m = shape.match(sentence)
-        if m:
-            name = _CARD_WORD.sub("", _ARTICLE.sub("", m["name"].strip(" ,'")))
-            words = fold(name).split()
-            if not words or len(words) > MAX_NAME_WORDS or any(w.isdigit() for w in words):
-                return None
-            if _NOT_IN_NAMES.intersection(words) or all(w in STOPS for w in words):
-                return None
-            return name
+    for sentence in _SENTENCE_END.split(text):
+        for shape in _SHAPES:
+            m = shape.match(sentence)
+            if m:
+                return _as_name(m["name"])
     return None
+
+
+def _as_name(said: str) -> str | None:
+    """What the shape read as the card, without an article or "card(s)", if it can be a name at all."""
+    name = _CARD_WORD.sub("", _ARTICLE.sub("", said.strip(" ,'")))
+    words = fold(name).split()
+    if not words or len(words) > MAX_NAME_WORDS or any(w.isdigit() for w in words):
+        return None
+    if _NOT_IN_NAMES.intersection(words) or all(w in STOPS for w in words):
+        return None
+    return name
 
 
 def _unlisted_card(st: State, name: str, question: str) -> bool:
     """Whether a name the list does not hold is a card's name, so "not named on the banned list" may be said of
     it: not something the sources define ("terrain", "strongholds"), not mostly the rules' own words ("a second
     terrain", "crane clan stronghold"; "superior tactics", half of them, is a card) nor a practice ("gold
-    splitting"), with no name word of a banned card ("the Nanashi
-    village stronghold" is Nanashi Mura, "Koans hat" Koan's Jingasa, "the black lion stronghold" House of the
-    Black Lion: the search finds those), nor said with a banned card's whole name ("is the Hantei emperor
-    personality banned": Hantei is)."""
+    splitting"), not a banned card spelt another way ("the Nanashi village stronghold" is Nanashi Mura, "Koans hat"
+    Koan's Jingasa, "the black lion stronghold" House of the Black Lion: the search finds those), and not in a
+    question that says a banned card's whole name ("is the Hantei emperor personality banned": Hantei is)."""
     said = f" {fold(question)} "
     if any(f" {banned} " in said for banned in st.banned_names):
         return False
@@ -110,8 +116,14 @@ def _unlisted_card(st: State, name: str, question: str) -> bool:
     names = [w for w in content if stem(w) not in st.rule_words]
     if 2 * len(names) < len(content) or not names or any(w.endswith("ing") for w in content):
         return False  # "gold splitting" is a practice, not a card
-    listed = {stem(w) for banned in st.banned_names for w in banned.split() if w not in STOPS}
-    return not listed.intersection(stem(w) for w in names)
+    # a banned card spelt another way: a proper name of its ("nanashi", "koans"), or two of its words in a row
+    # ("black lion"); a plain word of it ("house", in House of the Black Lion) is not its name: "House of Tao" is
+    # another card
+    listed = {stem(w) for banned in st.banned_names for w in banned.split() if w not in STOPS and not is_word(w)}
+    if listed.intersection(stem(w) for w in names if not is_word(w)):
+        return False
+    pairs = {f"{a} {b}" for a, b in zip(words, words[1:], strict=False) if a not in STOPS and b not in STOPS}
+    return not any(f" {pair} " in f" {banned} " for pair in pairs for banned in st.banned_names)
 
 
 def banned_asked(st: State, question: str) -> BannedResult | None:
@@ -119,7 +131,7 @@ def banned_asked(st: State, question: str) -> BannedResult | None:
     list (or several sharing the words) is always answered; "not on the list" only for a name that is a card's."""
     if not st.banned_names:
         return None
-    name = asked_name(st, question)
+    name = asked_name(question)
     if not name:
         return None
     result = history.banned(st, name)

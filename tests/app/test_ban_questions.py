@@ -146,6 +146,9 @@ def test_a_mention_typed_as_the_card_is_echoed_without_pinging(judge: Judge) -> 
         ("quick q. is Hida Kisada banned", "Hida Kisada"),
         # half the words the rules use too ("Tactical"): still a card's name (2026-11-28x)
         ("superior tactics legal in OH? wanna slot 3", "superior tactics"),
+        # "too" after the ban word; "house" is a plain word of House of the Black Lion, not its name (2026-11-28y)
+        ("is House of Tao banned too? i know a couple of the 'house of' strongholds are out", "House of Tao"),
+        ("is Charge of the Lion on the banned list", "Charge of the Lion"),
     ],
 )
 def test_the_card_is_read_from_the_ways_players_ask_about_a_ban(engine: Engine, question: str, name: str) -> None:
