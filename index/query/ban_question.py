@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from glossary.versions import names_level
 from index.build.state import State
 from index.query import history
 from index.results import BannedResult
@@ -52,8 +53,9 @@ _SHAPES = [
                re.I),
     # "Hida Kisada banned?"; "hida kisada legal in OH?" (a bare "phoenix alignment legal?" asks of a situation)
     re.compile(rf"{_LEAD}{_NAME}\s+(?:is\s+|still\s+)?banned{_TAIL}", re.I),
-    re.compile(rf"{_LEAD}{_NAME}\s+(?:is\s+|still\s+)?(?:legal|illegal)\s+(?:in|for|under)\s+{_FORMAT}"
-               r"\s*[?.!]*\s*$", re.I),
+    # "hida kisada legal in OH?", "house of tao ok to play in OH?", "is X fine to run in obsidian hand"
+    re.compile(rf"{_LEAD}(?:(?:is|are)\s+)?{_NAME}\s+(?:is\s+|still\s+)?(?:legal|illegal|ok|okay|fine|allowed)"
+               rf"(?:\s+to\s+(?:play|run|use))?\s+(?:in|for|under)\s+{_FORMAT}\s*[?.!]*\s*$", re.I),
     # "can I play Hida Kisada in Obsidian Hand?": legality in the format, which is the list's question
     re.compile(rf"{_LEAD}(?:can|may)\s+i\s+(?:still\s+)?(?:play|run|use|include)\s+{_NAME}\s+(?:in|for|under)\s+"
                rf"{_FORMAT}\s*[?.!]*\s*$", re.I),
@@ -70,6 +72,7 @@ _NOT_IN_NAMES = frozenset(
 )
 _ARTICLE = re.compile(r"^(?:the\s+|my\s+|a\s+|an\s+)?(?:cards?\s+)?", re.I)
 _CARD_WORD = re.compile(r"\s+cards?$", re.I)
+_REMARK = re.compile(r"\s*\([^)]*\)")
 MAX_NAME_WORDS = 6
 _SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=\.)\s+(?=[A-Za-z])")
 
@@ -88,8 +91,10 @@ def asked_name(question: str) -> str | None:
 
 
 def _as_name(said: str) -> str | None:
-    """What the shape read as the card, without an article or "card(s)", if it can be a name at all."""
-    name = _CARD_WORD.sub("", _ARTICLE.sub("", said.strip(" ,'")))
+    """What the shape read as the card, without an article, "card(s)" or a remark in brackets ("house of tao (the
+    dragon SH from diamond)"), if it can be a name at all."""
+    unremarked = _REMARK.sub(lambda m: m[0] if names_level(m[0]) else " ", said)  # "(Experienced 2CW)" stays
+    name = _CARD_WORD.sub("", _ARTICLE.sub("", unremarked.strip(" ,'")))
     words = fold(name).split()
     if not words or len(words) > MAX_NAME_WORDS or any(w.isdigit() for w in words):
         return None

@@ -149,6 +149,9 @@ def test_a_mention_typed_as_the_card_is_echoed_without_pinging(judge: Judge) -> 
         # "too" after the ban word; "house" is a plain word of House of the Black Lion, not its name (2026-11-28y)
         ("is House of Tao banned too? i know a couple of the 'house of' strongholds are out", "House of Tao"),
         ("is Charge of the Lion on the banned list", "Charge of the Lion"),
+        # "ok to play in OH", a remark in brackets left out (the nineteenth judge set, 2026-11-28z)
+        ("house of tao (the dragon SH from diamond) ok to play in OH?", "house of tao"),
+        ("is moshi eihime (exp) banned", "moshi eihime (exp)"),  # a level in brackets is part of the name
     ],
 )
 def test_the_card_is_read_from_the_ways_players_ask_about_a_ban(engine: Engine, question: str, name: str) -> None:
