@@ -24,12 +24,13 @@ from index.text.english import is_word
 
 # The format the list belongs to, as players name it: "obsidian hand", "OH", "the obsidian hand ruleset".
 _FORMAT = r"(?:the\s+)?(?:obsidian\s+hand|obsidian|oh)(?:\s+(?:ruleset|rules|format|tournaments?|play))?"
-# What may follow the ban word: the format, "right now", "still", a question mark.
-_TAIL = (
-    rf"(?:\s+(?:in|for|under|by|on)\s+{_FORMAT})?"
+# What may end a sentence after the ban word or the format: "right now", "still", an alternative or an aside ("or
+# did they ban that one", ", wanna run it"), a question mark.
+_END = (
     r"(?:\s+(?:right\s+now|now|still|anymore|any\s+more|currently|yet|today|or\s+not|too|also|as\s+well))?"
-    r"\s*[?.!]*\s*$"
+    r"(?:\s*(?:,|;|\bor\b)\s+[^?!]*)?\s*[?.!]*\s*$"
 )
+_TAIL = rf"(?:\s+(?:in|for|under|by|on)\s+{_FORMAT})?{_END}"
 _BANNED = (
     r"(?:banned|legal|illegal|forbidden|restricted|allowed|unbanned"
     r"|on\s+the\s+(?:(?:obsidian\s+hand|oh)\s+)?(?:banned|ban)\s+list)"
@@ -55,10 +56,10 @@ _SHAPES = [
     re.compile(rf"{_LEAD}{_NAME}\s+(?:is\s+|still\s+)?banned{_TAIL}", re.I),
     # "hida kisada legal in OH?", "house of tao ok to play in OH?", "is X fine to run in obsidian hand"
     re.compile(rf"{_LEAD}(?:(?:is|are)\s+)?{_NAME}\s+(?:is\s+|still\s+)?(?:legal|illegal|ok|okay|fine|allowed)"
-               rf"(?:\s+to\s+(?:play|run|use))?\s+(?:in|for|under)\s+{_FORMAT}\s*[?.!]*\s*$", re.I),
+               rf"(?:\s+to\s+(?:play|run|use))?\s+(?:in|for|under)\s+{_FORMAT}{_END}", re.I),
     # "can I play Hida Kisada in Obsidian Hand?": legality in the format, which is the list's question
     re.compile(rf"{_LEAD}(?:can|may)\s+i\s+(?:still\s+)?(?:play|run|use|include)\s+{_NAME}\s+(?:in|for|under)\s+"
-               rf"{_FORMAT}\s*[?.!]*\s*$", re.I),
+               rf"{_FORMAT}{_END}", re.I),
 ]
 # Words no card name asked about holds: a pronoun or a word that makes the phrase a situation, not a name ("it",
 # "attacking with a bowed personality", "4 copies of a card").

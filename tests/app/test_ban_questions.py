@@ -152,6 +152,9 @@ def test_a_mention_typed_as_the_card_is_echoed_without_pinging(judge: Judge) -> 
         # "ok to play in OH", a remark in brackets left out (the nineteenth judge set, 2026-11-28z)
         ("house of tao (the dragon SH from diamond) ok to play in OH?", "house of tao"),
         ("is moshi eihime (exp) banned", "moshi eihime (exp)"),  # a level in brackets is part of the name
+        # an alternative or an aside after the format (the twentieth judge set, 2026-11-28za, missed it)
+        ("can i play Block Supply Lines in obsidian hand or did they ban that one", "Block Supply Lines"),
+        ("is doji hoturi legal in OH, wanna run him", "doji hoturi"),
     ],
 )
 def test_the_card_is_read_from_the_ways_players_ask_about_a_ban(engine: Engine, question: str, name: str) -> None:
