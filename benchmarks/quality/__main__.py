@@ -1,4 +1,4 @@
-"""``python -m benchmarks.quality eval|bench|blind|insample`` from a checkout: quality, speed, the blind sets.
+"""``python -m benchmarks.quality eval|bench|blind|insample|bans`` from a checkout: quality, speed, the blind sets.
 
 These were ``python -m index eval`` and ``python -m index bench``; they moved out of the runtime package
 because they read the question sets in ``benchmarks/`` and fit weights, which a served bot never does.
@@ -16,16 +16,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.quality", description=__doc__.splitlines()[0])
     parser.add_argument(
         "what",
-        choices=("eval", "bench", "blind", "insample", "left-out"),
+        choices=("eval", "bench", "blind", "insample", "left-out", "bans"),
         help="eval: answer quality; bench: speed and memory; blind: the 2026-11 blind paragraph and unanswerable sets; "
         "insample: the blind sets' unsure figure on the in-sample sets; left-out: the questions kept as not covered, "
-        "each file of them left out in turn",
+        "each file of them left out in turn; bans: /ask on the blind questions whether a card is banned",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--sources", type=Path, nargs="+", default=None, help="source files or folders")
     parser.add_argument("--index-dir", type=Path, default=None, help="index folder (eval only)")
     args = parser.parse_args(argv)
 
+    from benchmarks.quality.ban_questions import format_score as format_bans
+    from benchmarks.quality.ban_questions import score as score_bans
     from benchmarks.quality.blind import (
         format_blind,
         format_in_sample,
@@ -44,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             "blind": (score, format_blind),
             "insample": (score_in_sample, format_in_sample),
             "left-out": (left_out, format_left_out),
+            "bans": (score_bans, format_bans),
         }.get(args.what, (run_eval, format_eval))
         engine = Engine.open(args.sources, args.index_dir)
         try:
