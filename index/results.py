@@ -145,7 +145,8 @@ class BannedResult:
     # "version" when it is the title of which the record bans one version ("Isawa Tadaka" -> "Isawa Tadaka,
     # Seven Thunder (Experienced 2CW)"): that version is banned, the card typed may be another version;
     # "other-version" when an experience level was typed and the closest banned name has none ("moshi eihime
-    # exp" -> "Moshi Eihime"): no record matches, that name is the first of ``near``.
+    # exp" -> "Moshi Eihime"): no record matches, that name is the first of ``near``; "initials" when what was typed
+    # is the record's initials ("HHoL" -> The High House of Light).
     how: str = "exact"
     # Several banned cards whose names contain what was typed ("Koan" -> both of Koan's cards): all banned.
     matches: list[Entry] = field(default_factory=list)

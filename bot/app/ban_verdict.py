@@ -42,12 +42,13 @@ def verdict(result: BannedResult | None, hits: Sequence[Hit], day: str | None = 
         return _note(f"{record.document}'s banned list names one version of “{echo(result.query)}”: ",
                      strong(record.title), " is ", strong("banned"), "; other versions (another subtitle or "
                      "experience level) are not named on it.")
-    if record.id == first:
+    if record.id == first and result.how != "initials":
         return None
     if result.kind_of_card:
         return _note(f"{record.document}'s banned list bans a kind of card: ", strong(record.title), ".")
     since = f" (on the list since {result.banned_on})" if result.banned_on else ""
-    return _note(strong(record.title), " is ", strong("banned"), f" in {record.document}{since}.")
+    read = f" “{echo(result.query)}” is read as the initials of its name." if result.how == "initials" else ""
+    return _note(strong(record.title), " is ", strong("banned"), f" in {record.document}{since}.{read}")
 
 
 def _not_named(result: BannedResult) -> Note:

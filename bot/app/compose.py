@@ -841,6 +841,8 @@ class Composer:
                 f"The banned list names one version of “{echo(result.query)}”; other versions (another "
                 "subtitle or experience level) are not named on it."
             )))
+        elif result.how == "initials":
+            lines.append(Line(runs(f"(“{echo(result.query)}” read as the initials of its name.)")))
         elif result.how == "partial" and not result.kind_of_card:
             lines.append(Line(runs(f"(“{echo(result.query)}” is part of this card's name, and of no other banned "
                                    "card's.)")))

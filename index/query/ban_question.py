@@ -49,13 +49,22 @@ _SHAPES = [
         rf"(?:ruleset|format|list|banned\s+list))\s+{_ADVERB}(?:ban|unban|restrict|allow)\s+{_NAME}{_TAIL}",
         re.I,
     ),
+    # "did Counterattack get banned", "has Superior Tactics been hit by the ban list", "X got banned or nah?"
+    re.compile(rf"{_LEAD}(?:did|has|have)\s+{_NAME}\s+(?:get|got|gotten|been)\s+{_ADVERB}(?:banned|hit\s+by\s+the"
+               rf"\s+ban\s*(?:list|hammer)){_TAIL}", re.I),
+    re.compile(rf"{_LEAD}{_NAME}\s+(?:got|gets|get)\s+banned{_TAIL}", re.I),
+    # "Doji Hoturi still legal", "X still ok?" (with "still": a card's standing, not a situation's)
+    re.compile(rf"{_LEAD}(?:(?:is|are)\s+)?{_NAME}\s+still\s+(?:legal|ok|okay|allowed){_TAIL}", re.I),
+    # "can I run Togashi Yokuni or is he banned"
+    re.compile(rf"{_LEAD}(?:can|may)\s+i\s+(?:still\s+)?(?:play|run|use|include)\s+{_NAME}\s+or\s+(?:is|are|was|did)"
+               rf"\s+(?:it|he|she|they|that)\s+(?:get\s+)?(?:banned|legal|illegal){_END}", re.I),
     # "why was Hida Kisada banned", "when did Hida Kisada get banned"
     re.compile(rf"{_LEAD}(?:why|when)\s+(?:is|was|were|did)\s+{_NAME}\s+(?:get\s+|become\s+)?{_BANNED}{_TAIL}",
                re.I),
     # "Hida Kisada banned?"; "hida kisada legal in OH?" (a bare "phoenix alignment legal?" asks of a situation)
     re.compile(rf"{_LEAD}{_NAME}\s+(?:is\s+|still\s+)?banned{_TAIL}", re.I),
     # "hida kisada legal in OH?", "house of tao ok to play in OH?", "is X fine to run in obsidian hand"
-    re.compile(rf"{_LEAD}(?:(?:is|are)\s+)?{_NAME}\s+(?:is\s+|still\s+)?(?:legal|illegal|ok|okay|fine|allowed)"
+    re.compile(rf"{_LEAD}(?:(?:is|are|r)\s+)?{_NAME}\s+(?:is\s+|still\s+)?(?:legal|illegal|ok|okay|fine|allowed)"
                rf"(?:\s+to\s+(?:play|run|use))?\s+(?:in|for|under)\s+{_FORMAT}{_END}", re.I),
     # "can I play Hida Kisada in Obsidian Hand?": legality in the format, which is the list's question
     re.compile(rf"{_LEAD}(?:can|may)\s+i\s+(?:still\s+)?(?:play|run|use|include)\s+{_NAME}\s+(?:in|for|under)\s+"
@@ -65,7 +74,7 @@ _SHAPES = [
 # "attacking with a bowed personality", "4 copies of a card").
 _NOT_IN_NAMES = frozenset(
     " ".join((
-        "it its this that these those they them he she him her i me my we us you your mine",
+        "it its this that these those they them he she him her i me my we us you your",
         "with to from at by if when while during after before into onto against without because than",
         "which what who how why where is are was were be been get gets got put or",
         "copy copies deck decks proxy proxies rule rules action actions",
@@ -82,13 +91,19 @@ def asked_name(question: str) -> str | None:
     """The name as the question spells it, when a sentence of it is shaped as a ban question ("is block supply lines
     banned in OH? can i run it") and what it asks about is a few words with no pronoun or word of situation in them
     ("it", "with", "copies"); else None."""
+    return _asked(question)[0]
+
+
+def _asked(question: str) -> tuple[str | None, str]:
+    """``asked_name``, and the sentence it was read from."""
     text = " ".join((question or "").replace("’", "'").replace("`", "").replace('"', "").split())
     for sentence in _SENTENCE_END.split(text):
         for shape in _SHAPES:
             m = shape.match(sentence)
-            if m:
-                return _as_name(m["name"])
-    return None
+            name = _as_name(m["name"]) if m else None
+            if name:  # a shape whose words are no name ("when did X get banned" read whole) gives way to the next
+                return name, sentence
+    return None, ""
 
 
 def _as_name(said: str) -> str | None:
@@ -104,14 +119,14 @@ def _as_name(said: str) -> str | None:
     return name
 
 
-def _unlisted_card(st: State, name: str, question: str) -> bool:
+def _unlisted_card(st: State, name: str, sentence: str) -> bool:
     """Whether a name the list does not hold is a card's name, so "not named on the banned list" may be said of
     it: not something the sources define ("terrain", "strongholds"), not mostly the rules' own words ("a second
     terrain", "crane clan stronghold"; "superior tactics", half of them, is a card) nor a practice ("gold
     splitting"), not a banned card spelt another way ("the Nanashi village stronghold" is Nanashi Mura, "Koans hat"
     Koan's Jingasa, "the black lion stronghold" House of the Black Lion: the search finds those), and not in a
-    question that says a banned card's whole name ("is the Hantei emperor personality banned": Hantei is)."""
-    said = f" {fold(question)} "
+    sentence that says a banned card's whole name ("is the Hantei emperor personality banned": Hantei is)."""
+    said = f" {fold(sentence)} "
     if any(f" {banned} " in said for banned in st.banned_names):
         return False
     key = fold(name)
@@ -120,8 +135,8 @@ def _unlisted_card(st: State, name: str, question: str) -> bool:
         return False
     content = [w for w in words if w not in STOPS]
     names = [w for w in content if stem(w) not in st.rule_words]
-    if 2 * len(names) < len(content) or not names or any(w.endswith("ing") for w in content):
-        return False  # "gold splitting" is a practice, not a card
+    if 2 * len(names) < len(content) or not names or content[-1].endswith("ing"):
+        return False  # "gold splitting" is a practice, not a card ("Rallying Cry" is a card)
     # a banned card spelt another way: a proper name of its ("nanashi", "koans"), or two of its words in a row
     # ("black lion"); a plain word of it ("house", in House of the Black Lion) is not its name: "House of Tao" is
     # another card
@@ -137,9 +152,9 @@ def banned_asked(st: State, question: str) -> BannedResult | None:
     list (or several sharing the words) is always answered; "not on the list" only for a name that is a card's."""
     if not st.banned_names:
         return None
-    name = asked_name(question)
+    name, sentence = _asked(question)
     if not name:
         return None
     result = history.banned(st, name)
     found = result.record is not None or bool(result.matches) or result.how == "other-version"
-    return result if found or _unlisted_card(st, name, question) else None
+    return result if found or _unlisted_card(st, name, sentence) else None

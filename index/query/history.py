@@ -48,13 +48,16 @@ def banned(st: State, card: str) -> BannedResult:
         if name in (key, spelled) or name.replace(" ", "") == spaceless:
             record_id = eid
             break
+    initials = record_id is None and _by_initials(st, key)
+    if initials:
+        record_id = initials
     if record_id is None:
         pick = process.extractOne(key, st.banned_names, scorer=fuzz.ratio, score_cutoff=85) or process.extractOne(
             key, st.banned_names, scorer=fuzz.token_sort_ratio, score_cutoff=88
         )
         if pick:
             record_id = st.banned_ids[pick[2]]
-    how = "exact"
+    how = "initials" if initials else "exact"
     other_version = _other_version(st, key, record_id)
     if other_version is not None:
         record_id, how = None, "other-version"
@@ -85,6 +88,23 @@ def banned(st: State, card: str) -> BannedResult:
     result.one_version = bool(_base_names(record.title))
     result.kind_of_card = record in _by_kind(st)
     return result
+
+
+def _by_initials(st: State, key: str) -> str | None:
+    """The banned card whose initials were typed: "hhol" (The High House of Light), "lll" (Lies, Lies, Lies). One
+    word of three letters or more, against names of three words or more, with or without their small words
+    ("hhl") and their leading "the"; a player's abbreviation is that card, never "not named"."""
+    if " " in key or len(key) < 3:
+        return None
+    for name, eid in zip(st.banned_names, st.banned_ids, strict=True):
+        words = name.split()
+        if len(words) < 3:
+            continue
+        content = [w for w in words if w not in STOPS]
+        unthe = words[1:] if words[0] == "the" else words
+        if key in {"".join(w[0] for w in ws) for ws in (words, unthe, content) if ws}:
+            return eid
+    return None
 
 
 def _other_version(st: State, key: str, matched: str | None) -> str | None:

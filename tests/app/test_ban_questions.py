@@ -155,6 +155,15 @@ def test_a_mention_typed_as_the_card_is_echoed_without_pinging(judge: Judge) -> 
         # an alternative or an aside after the format (the twentieth judge set, 2026-11-28za, missed it)
         ("can i play Block Supply Lines in obsidian hand or did they ban that one", "Block Supply Lines"),
         ("is doji hoturi legal in OH, wanna run him", "doji hoturi"),
+        # ways the blind ban set (2026-11-28) asked that no shape read
+        ("did Counterattack get banned? also is it 3 copies max for non-uniques", "Counterattack"),
+        ("has Superior Tactics been hit by the ban list", "Superior Tactics"),
+        ("Block Suply Lines got banned or nah?", "Block Suply Lines"),
+        ("Doji Hoturi still legal", "Doji Hoturi"),
+        ("can I run Togashi Yokuni or is he banned", "Togashi Yokuni"),
+        ("can i play rallying cry in OH", "rallying cry"),  # a card's "-ing" word, not a practice's
+        ("House of Tao banned in OH? i know house of the black lion is", "House of Tao"),  # another sentence's card
+        ("r pearl divers allowed in OH", "pearl divers"),
     ],
 )
 def test_the_card_is_read_from_the_ways_players_ask_about_a_ban(engine: Engine, question: str, name: str) -> None:
@@ -172,3 +181,14 @@ def test_the_lists_heading_found_by_ask_points_at_the_whole_list(judge: Judge) -
     assert sum(line.startswith("- ") for line in whole.splitlines()) == 25  # the count /banned lists
     earlier = to_text(judge.ask("what cards are banned in OH", as_of="2015-10-10"))  # two came later
     assert "The list under it has 23 lines" in earlier
+
+
+def test_a_banned_cards_initials_are_that_card_never_not_named(judge: Judge) -> None:
+    """"HHoL legal in obsidian hand?" (the blind ban set, 2026-11-28) was told “HHoL” is not named on the list: a
+    player's abbreviation of The High House of Light, which is banned."""
+    (said,) = verdicts(judge.ask("HHoL legal in obsidian hand? thinking of going dragon"))
+    assert said.startswith("The High House of Light is banned in The Obsidian Hand Ruleset")
+    assert "“HHoL” is read as the initials of its name." in said
+    banned = to_text(judge.banned("hhol"))
+    assert banned.startswith("Banned: The High House of Light") and "read as the initials" in banned
+    assert to_text(judge.banned("dog")).startswith("Not on the banned list")  # three letters that are no initials
