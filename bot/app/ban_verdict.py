@@ -51,6 +51,16 @@ def verdict(result: BannedResult | None, hits: Sequence[Hit], day: str | None = 
     return _note(strong(record.title), " is ", strong("banned"), f" in {record.document}{since}.{read}")
 
 
+def uncited(result: BannedResult | None, hits: Sequence[Hit], note: Note | None) -> list[Entry]:
+    """The banned-list lines a verdict names that no result quotes ("HHoL legal in OH?" finds no text at all): each is
+    cited under the note, so the ban it states has its file and line as every quoted text has."""
+    if result is None or note is None:
+        return []
+    shown = {h.entry.id for h in hits}
+    named = [result.record] if result.record is not None else list(result.matches)
+    return [e for e in named if e.id not in shown]
+
+
 def _not_named(result: BannedResult) -> Note:
     """What ``/banned`` says of a card the list does not name, shortened: the list's bans by kind of card are
     said too, since the card may be one of those. ``/banned``'s closest names are not: a name said here shares no

@@ -214,6 +214,11 @@ class Judge:
             dated.add_note(answer, dated.left_out_note(left, day or ""))
         for note in reversed([*early, *([status] if status else [])]):  # the banned list's answer leads
             dated.add_note(answer, note)
+        lines = ban_verdict.uncited(asked, hits, status)
+        if lines and status is not None:  # the verdict's own list lines, cited right under it
+            blocks = answer.items[0].blocks if answer.items else answer.body
+            at = next(i for i, b in enumerate(blocks) if b is status) + 1
+            blocks[at:at] = [self.composer.citation(e, None, role="related") for e in lines]
         return answer
 
     def _ban_asked(self, question: str) -> BannedResult | None:

@@ -189,6 +189,10 @@ def test_a_banned_cards_initials_are_that_card_never_not_named(judge: Judge) -> 
     (said,) = verdicts(judge.ask("HHoL legal in obsidian hand? thinking of going dragon"))
     assert said.startswith("The High House of Light is banned in The Obsidian Hand Ruleset")
     assert "“HHoL” is read as the initials of its name." in said
+    answer = judge.ask("HHoL legal in OH?")
+    assert not answer.hit_ids  # nothing quoted: the verdict's list line is cited under it (line 120 of the file)
+    for shown in (to_text(answer), discord_text(answer)):
+        assert "Banned Cards › Strongholds › The High House of Light, line 120 · 004_f05ef39847fd66e3.txt" in shown
     banned = to_text(judge.banned("hhol"))
     assert banned.startswith("Banned: The High House of Light") and "read as the initials" in banned
     assert to_text(judge.banned("dog")).startswith("Not on the banned list")  # three letters that are no initials
