@@ -681,8 +681,8 @@ class Composer:
         if pair is not None and paragraph < pair.paragraph < len(entry.paragraphs):  # its example follows it
             blocks += self._quoted(entry, pair.paragraph, pair.spans, pair.sentence_spans)
             blocks.append(self.citation(entry, pair.paragraph, role="hit"))
-        listed = self.in_force([c for c in self.children(entry.id) if c.kind == "banned"] if entry.kind == "section"
-                               else [])
+        listed = [c for c in self.children(entry.id) if c.kind == "banned"] if entry.kind == "section" else []
+        listed = self.in_force(listed)  # as of a day, the lines then in force
         if listed:  # "what cards are banned in OH?" finds the list's heading, whose own text names no card
             blocks.append(Line(runs(f"The list under it has {len(listed)} lines; ", code("/banned"),
                                     " shows them all, grouped as printed, with the date each was banned."),

@@ -25,6 +25,7 @@ from index.build.progress import ARRAYS, Progress, silent
 from index.results import ChangeRecord
 from index.text.analysis import STEMMED, STOPS, compact, fold, stem
 from index.text.embedding import Embedder
+from index.text.english import is_word
 from index.text.scan import Scan
 
 log = logging.getLogger("index")
@@ -126,6 +127,9 @@ class State:
     # an entry that is not a banned card ("second", "experienced", "personalities"); ``ban_question`` reads a
     # phrase made of these alone as a situation, not a card's name
     rule_words: frozenset[str] = frozenset()
+    # stems of the banned names' proper names, words that are not plain English ("nanashi", "koan"): a name asked
+    # about that holds one is that card spelt another way (``ban_question``)
+    banned_proper: frozenset[str] = frozenset()
     changes: list[ChangeRecord] = field(default_factory=list)  # newest first
     # YYYY-MM-DD -> the update-log records dated that day, corpus order: a day a question names names them
     # (``ranking._dated``)
@@ -379,6 +383,9 @@ def _build_banned(st: State) -> None:
             for v in store.name_variants(name):
                 st.banned_names.append(v)
                 st.banned_ids.append(e.id)
+    st.banned_proper = frozenset(
+        stem(w) for name in st.banned_names for w in name.split() if w not in STOPS and not is_word(w)
+    )
 
 
 def _build_changes(st: State) -> None:

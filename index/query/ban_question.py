@@ -140,8 +140,7 @@ def _unlisted_card(st: State, name: str, sentence: str) -> bool:
     # a banned card spelt another way: a proper name of its ("nanashi", "koans"), or two of its words in a row
     # ("black lion"); a plain word of it ("house", in House of the Black Lion) is not its name: "House of Tao" is
     # another card
-    listed = {stem(w) for banned in st.banned_names for w in banned.split() if w not in STOPS and not is_word(w)}
-    if listed.intersection(stem(w) for w in names if not is_word(w)):
+    if st.banned_proper.intersection(stem(w) for w in names if not is_word(w)):
         return False
     pairs = {f"{a} {b}" for a, b in zip(words, words[1:], strict=False) if a not in STOPS and b not in STOPS}
     return not any(f" {pair} " in f" {banned} " for pair in pairs for banned in st.banned_names)

@@ -48,9 +48,8 @@ def banned(st: State, card: str) -> BannedResult:
         if name in (key, spelled) or name.replace(" ", "") == spaceless:
             record_id = eid
             break
-    initials = record_id is None and _by_initials(st, key)
-    if initials:
-        record_id = initials
+    initials = _by_initials(st, key) if record_id is None else None
+    record_id = record_id or initials
     if record_id is None:
         pick = process.extractOne(key, st.banned_names, scorer=fuzz.ratio, score_cutoff=85) or process.extractOne(
             key, st.banned_names, scorer=fuzz.token_sort_ratio, score_cutoff=88
